@@ -1,0 +1,119 @@
+"""Find the latest turn's answer in a message list and split it from its reasoning.
+
+Text comes from ``langchain_core``'s own ``message.text`` (which joins text blocks and
+skips every non-text block: LC v1 ``reasoning``, Anthropic ``thinking`` and
+``redacted_thinking``, OpenAI reasoning summaries). What ``.text`` cannot know about
+is reasoning inlined into the text itself as a leading ``<think>…</think>``; that is
+stripped here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_messages
+
+# A think block opened at the very start of the text; an unclosed one (a model still
+# streaming its reasoning) swallows everything after it.
+_LEADING_THINK = re.compile(r"\A\s*<think>(?P<reasoning>.*?)(?:</think>|\Z)\s*", re.DOTALL)
+
+# Provider-specific places where reasoning hides outside ``content_blocks``.
+_THINKING_BLOCK_TYPES = {"thinking": "thinking", "reasoning": "reasoning"}
+_REASONING_KWARGS = ("reasoning_content",)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The answering message of the latest turn, if it has one."""
+
+    content: str
+    reasoning: str
+    message_id: str | None
+
+
+NO_ANSWER = Answer(content="", reasoning="", message_id=None)
+
+
+def split_think(text: str) -> tuple[str, str]:
+    """Split a leading inline ``<think>…</think>`` off ``text``: ``(answer, reasoning)``."""
+    match = _LEADING_THINK.match(text)
+    if match is None:
+        return text, ""
+    return text[match.end() :], match.group("reasoning").strip()
+
+
+def answer_text(message: BaseMessage) -> str:
+    """The user-visible text of ``message``: text blocks joined, reasoning removed."""
+    return split_think(message.text)[0]
+
+
+def reasoning_text(message: BaseMessage) -> str:
+    """Every piece of reasoning carried by ``message``, joined by blank lines."""
+    parts: list[str] = []
+    for block in message.content_blocks:
+        kind = block.get("type")
+        if kind == "reasoning" and block.get("reasoning"):
+            parts.append(str(block["reasoning"]))
+        elif kind == "non_standard":
+            value = block.get("value")
+            if isinstance(value, dict):
+                field = _THINKING_BLOCK_TYPES.get(str(value.get("type")))
+                if field and isinstance(value.get(field), str) and value[field]:
+                    parts.append(value[field])
+    if not any(block.get("type") == "reasoning" for block in message.content_blocks):
+        # content_blocks already surfaces these for known providers; avoid doubling.
+        for key in _REASONING_KWARGS:
+            extra = message.additional_kwargs.get(key)
+            if isinstance(extra, str) and extra:
+                parts.append(extra)
+    inline = split_think(message.text)[1]
+    if inline:
+        parts.append(inline)
+    return "\n\n".join(parts)
+
+
+def latest_turn(messages: Sequence[BaseMessage]) -> Sequence[BaseMessage]:
+    """The messages after the last human message whose text is non-empty.
+
+    A thread with no such human message is one turn from the start.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, HumanMessage) and message.text.strip():
+            return messages[index + 1 :]
+    return messages
+
+
+def final_answer(messages: Sequence[BaseMessage]) -> Answer:
+    """The last AI message of the latest turn with non-empty answer text.
+
+    Never the previous turn's answer: a turn whose answer is not written yet has none.
+    """
+    for message in reversed(latest_turn(messages)):
+        if not isinstance(message, AIMessage):
+            continue
+        content = answer_text(message)
+        if content.strip():
+            return Answer(content=content, reasoning=reasoning_text(message), message_id=message.id)
+    return NO_ANSWER
+
+
+def coerce_messages(raw: Iterable[Any]) -> list[BaseMessage]:
+    """Message objects from a channel or API value that may hold dicts (JSON state).
+
+    Entries that are not recognisable messages are dropped rather than failing the
+    whole answer: one odd entry must not hide the assistant's text.
+    """
+    messages: list[BaseMessage] = []
+    for item in raw:
+        if isinstance(item, BaseMessage):
+            messages.append(item)
+            continue
+        try:
+            messages.extend(convert_to_messages([item]))
+        except (ValueError, TypeError, NotImplementedError, KeyError):
+            continue
+    return messages

@@ -1,0 +1,120 @@
+"""The final-answer record: what every reader produces and the route serialises."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage
+
+from EvoScientist.answer.extract import NO_ANSWER, final_answer
+from EvoScientist.answer.status import (
+    START_CHANNEL,
+    RunStatus,
+    overlay_thread_status,
+    state_from_checkpoint,
+)
+
+Source = Literal["checkpointer", "api"]
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    thread_id: str
+    status: RunStatus
+    content: str = ""
+    reasoning: str = ""
+    run_id: str | None = None
+    checkpoint_id: str | None = None
+    message_id: str | None = None
+    updated_at: str | None = None
+    source: Source = "checkpointer"
+    error: dict[str, Any] | None = None
+    interrupts: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return self.status.complete
+
+    @property
+    def completed_at(self) -> str | None:
+        return self.updated_at if self.complete else None
+
+    def to_json(self, *, include_reasoning: bool = False) -> dict[str, Any]:
+        """The documented body: the seed's three fields first, then the additions."""
+        body: dict[str, Any] = {
+            "content": self.content,
+            "completed_at": self.completed_at,
+            "complete": self.complete,
+            "status": self.status.value,
+            "thread_id": self.thread_id,
+            "run_id": self.run_id,
+            "checkpoint_id": self.checkpoint_id,
+            "message_id": self.message_id,
+            "updated_at": self.updated_at,
+            "source": self.source,
+            "error": self.error,
+            "interrupts": self.interrupts,
+        }
+        if include_reasoning:
+            body["reasoning"] = self.reasoning
+        return body
+
+
+def iso_time(value: Any) -> str | None:
+    """Checkpoint ``ts`` values are ISO-8601 already; normalise to one spelling."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.isoformat()
+    text = str(value)
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat()
+    except ValueError:
+        return text
+
+
+def answer_from_checkpoint(
+    *,
+    thread_id: str,
+    messages: Sequence[BaseMessage],
+    channel_values: Mapping[str, Any],
+    pending_writes: Iterable[tuple[str, str, Any]],
+    metadata: Mapping[str, Any],
+    checkpoint_id: str | None,
+    ts: Any,
+    source: Source,
+    thread_status: str | None = None,
+) -> FinalAnswer:
+    """Assemble the record for one root checkpoint.
+
+    ``thread_status`` is the server's view of the thread (``idle``/``busy``/…) where
+    known; it takes precedence over what the checkpoint alone suggests.
+    """
+    state = overlay_thread_status(
+        state_from_checkpoint(channel_values, pending_writes), thread_status
+    )
+    # Input still waiting in __start__ has not reached the messages channel: the
+    # messages there end with the previous turn, whose answer must not be shown.
+    answer = NO_ANSWER if START_CHANNEL in channel_values else final_answer(messages)
+    run_id = metadata.get("run_id")
+    return FinalAnswer(
+        thread_id=thread_id,
+        status=state.status,
+        content=answer.content,
+        reasoning=answer.reasoning,
+        run_id=str(run_id) if run_id is not None else None,
+        checkpoint_id=checkpoint_id,
+        message_id=answer.message_id,
+        updated_at=iso_time(ts),
+        source=source,
+        error=state.error,
+        interrupts=state.interrupts,
+    )
+
+
+def pending_answer(thread_id: str, run_id: str | None, source: Source) -> FinalAnswer:
+    """A run asked for whose first checkpoint is not written yet."""
+    return FinalAnswer(thread_id=thread_id, status=RunStatus.PENDING, run_id=run_id, source=source)

@@ -1,0 +1,117 @@
+"""Where a run stands, from its newest root checkpoint and, inside the server, the thread.
+
+langgraph ≥ 1.0 keeps a pending node ``X`` as a ``branch:to:X`` value in
+``channel_values`` (graph input waits in ``__start__``, ``Send`` packets in
+``__pregel_tasks``), so ``next`` is known from the checkpoint alone, with no graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+ERROR_CHANNEL = "__error__"
+INTERRUPT_CHANNEL = "__interrupt__"
+START_CHANNEL = "__start__"
+TASKS_CHANNEL = "__pregel_tasks"
+BRANCH_PREFIX = "branch:to:"
+
+MAX_ERROR_MESSAGE = 2_000
+
+
+class RunStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCESS = "success"
+    ERROR = "error"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def complete(self) -> bool:
+        """The run is no longer executing; a polling client may stop."""
+        return self in (RunStatus.SUCCESS, RunStatus.ERROR, RunStatus.INTERRUPTED)
+
+
+@dataclass(frozen=True)
+class RunState:
+    status: RunStatus
+    error: dict[str, Any] | None = None
+    interrupts: list[dict[str, Any]] = field(default_factory=list)
+
+
+def next_nodes(channel_values: Mapping[str, Any]) -> tuple[str, ...]:
+    """The nodes a checkpoint has yet to run."""
+    pending: list[str] = []
+    for name, value in channel_values.items():
+        if name.startswith(BRANCH_PREFIX):
+            pending.append(name.removeprefix(BRANCH_PREFIX))
+        elif name == START_CHANNEL or (name == TASKS_CHANNEL and value):
+            pending.append(name)
+    return tuple(pending)
+
+
+def run_error(code: str, message: str, *, retryable: bool) -> dict[str, Any]:
+    return {"code": code, "message": message[:MAX_ERROR_MESSAGE], "retryable": retryable}
+
+
+def interrupt_entry(value: Any) -> dict[str, Any]:
+    """``{id, value}`` of a langgraph ``Interrupt`` or of its JSON form."""
+    if isinstance(value, Mapping):
+        return {"id": value.get("id"), "value": value.get("value")}
+    return {"id": getattr(value, "id", None), "value": getattr(value, "value", value)}
+
+
+def state_from_checkpoint(
+    channel_values: Mapping[str, Any], pending_writes: Iterable[tuple[str, str, Any]]
+) -> RunState:
+    """Status of the run that wrote this checkpoint, from the checkpoint alone.
+
+    ``pending_writes`` are ``(task_id, channel, value)`` stored against the checkpoint.
+    """
+    errors: list[Any] = []
+    interrupts: list[dict[str, Any]] = []
+    for _task_id, channel, value in pending_writes:
+        if channel == ERROR_CHANNEL:
+            errors.append(value)
+        elif channel == INTERRUPT_CHANNEL:
+            values = value if isinstance(value, list | tuple) else [value]
+            interrupts.extend(interrupt_entry(item) for item in values)
+    if errors:
+        return RunState(
+            RunStatus.ERROR, error=run_error("run_failed", str(errors[0]), retryable=False)
+        )
+    if interrupts:
+        return RunState(RunStatus.INTERRUPTED, interrupts=interrupts)
+    if next_nodes(channel_values):
+        return RunState(RunStatus.RUNNING)
+    return RunState(RunStatus.SUCCESS)
+
+
+def overlay_thread_status(state: RunState, thread_status: str | None) -> RunState:
+    """Let the server's own view of the thread win where it knows better.
+
+    ``busy`` means a run is executing (or queued) even when the newest checkpoint looks
+    finished; ``idle`` with unfinished work means the run stopped without finishing
+    (cancelled, or the server restarted), which must not read as ``success``.
+    """
+    if thread_status == "busy":
+        return RunState(RunStatus.RUNNING) if state.status.complete else state
+    if thread_status == "error" and state.status is not RunStatus.ERROR:
+        return RunState(
+            RunStatus.ERROR,
+            error=run_error("run_failed", "the run failed; see the server log", retryable=False),
+        )
+    if thread_status == "interrupted" and state.status is RunStatus.RUNNING:
+        return RunState(RunStatus.INTERRUPTED, interrupts=state.interrupts)
+    if thread_status == "idle" and state.status is RunStatus.RUNNING:
+        return RunState(
+            RunStatus.ERROR,
+            error=run_error(
+                "run_stopped",
+                "the run stopped before finishing (cancelled, or the server restarted)",
+                retryable=True,
+            ),
+        )
+    return state

@@ -1,0 +1,88 @@
+"""The route's responses: the documented error shape, ETags and the plain-text form."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+from urllib.parse import quote
+
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+from EvoScientist.answer.result import FinalAnswer
+
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+class SafeJSONResponse(JSONResponse):
+    """JSON that never fails on a value langgraph stored (interrupt payloads may be anything)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, separators=(",", ":"), default=str).encode(
+            "utf-8"
+        )
+
+
+def error_response(status_code: int, code: str, message: str, *, retryable: bool) -> Response:
+    """``{"detail": msg, "error": {code, message, retryable}}`` — never a traceback."""
+    body = {"detail": message, "error": {"code": code, "message": message, "retryable": retryable}}
+    headers = dict(NO_STORE)
+    if retryable:
+        headers["Retry-After"] = "1"
+    return SafeJSONResponse(body, status_code=status_code, headers=headers)
+
+
+def answer_etag(answer: FinalAnswer, representation: str) -> str:
+    """A strong validator of everything the body can show, per representation."""
+    payload = json.dumps(
+        answer.to_json(include_reasoning=True), sort_keys=True, default=str, ensure_ascii=False
+    )
+    digest = hashlib.blake2b(payload.encode("utf-8"), digest_size=12).hexdigest()
+    return f'"{digest}-{representation}"'
+
+
+def etag_matches(if_none_match: str | None, etag: str) -> bool:
+    if not if_none_match:
+        return False
+    candidates = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+    return "*" in candidates or etag in candidates
+
+
+def header_safe(value: str) -> str:
+    """Header values travel as latin-1; ids may be any printable text."""
+    return value if value.isascii() else quote(value, safe="")
+
+
+def answer_headers(answer: FinalAnswer, etag: str) -> dict[str, str]:
+    return {**NO_STORE, "ETag": etag}
+
+
+def not_modified(etag: str) -> Response:
+    return Response(status_code=304, headers={**NO_STORE, "ETag": etag})
+
+
+def json_answer(answer: FinalAnswer, etag: str, *, include_reasoning: bool) -> Response:
+    return SafeJSONResponse(
+        answer.to_json(include_reasoning=include_reasoning), headers=answer_headers(answer, etag)
+    )
+
+
+def text_answer(answer: FinalAnswer, etag: str) -> Response:
+    """``content`` as the body; what JSON would say about it, in headers (for ``curl``)."""
+    headers = answer_headers(answer, etag)
+    headers.update(
+        {
+            "X-Answer-Status": answer.status.value,
+            "X-Answer-Complete": "true" if answer.complete else "false",
+            "X-Answer-Source": answer.source,
+        }
+    )
+    for name, value in (
+        ("X-Answer-Run-Id", answer.run_id),
+        ("X-Answer-Checkpoint-Id", answer.checkpoint_id),
+        ("X-Answer-Completed-At", answer.completed_at),
+        ("X-Answer-Error", answer.error and answer.error["code"]),
+    ):
+        if value:
+            headers[name] = header_safe(value)
+    return PlainTextResponse(answer.content, headers=headers)

@@ -1,0 +1,55 @@
+"""Where EvoScientist keeps its data and which model it runs, read from the environment.
+
+Read at call time rather than import time so tests (and ``langgraph dev`` workers)
+can point one process at a temporary data directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DEFAULT_MODEL = "offline"
+DEFAULT_AGENT_NAME = "EvoScientist"
+DEFAULT_TOKEN_DELAY = 0.02
+
+
+def data_dir() -> Path:
+    """``$EVOSCIENTIST_DATA_DIR``, default ``~/.evoscientist`` (the upstream convention)."""
+    configured = os.environ.get("EVOSCIENTIST_DATA_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / ".evoscientist"
+
+
+def sessions_db_path() -> Path:
+    return data_dir() / "sessions.db"
+
+
+def model_name() -> str:
+    return os.environ.get("EVOSCIENTIST_MODEL", "").strip() or DEFAULT_MODEL
+
+
+def agent_name() -> str:
+    """The agent whose checkpoint rows answer; rows tagged with another agent never do."""
+    return os.environ.get("EVOSCIENTIST_AGENT_NAME", "").strip() or DEFAULT_AGENT_NAME
+
+
+def offline_token_delay() -> float:
+    raw = os.environ.get("EVOSCIENTIST_OFFLINE_TOKEN_DELAY", "").strip()
+    if not raw:
+        return DEFAULT_TOKEN_DELAY
+    try:
+        delay = float(raw)
+    except ValueError as exc:
+        raise ValueError(f"EVOSCIENTIST_OFFLINE_TOKEN_DELAY must be a number, got {raw!r}") from exc
+    if delay < 0:
+        raise ValueError("EVOSCIENTIST_OFFLINE_TOKEN_DELAY must be >= 0")
+    return delay
+
+
+def fallback_api_url() -> str | None:
+    """Base URL of a langgraph API server to ask when the direct read fails.
+
+    Inside ``langgraph dev`` no URL is needed (the SDK reaches the same process);
+    a standalone app only falls back when this is set.
+    """
+    return os.environ.get("EVOSCIENTIST_LANGGRAPH_URL", "").strip() or None

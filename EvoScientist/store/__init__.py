@@ -1,0 +1,1 @@
+"""I/O: read a thread's newest root checkpoint from a store and hand it to ``answer``."""

@@ -1,0 +1,88 @@
+"""Read a thread's final answer through the langgraph API with ``langgraph_sdk``.
+
+Inside ``langgraph dev`` the SDK's ``get_client()`` with no URL reaches the same
+process in-memory; a standalone app uses a configured URL. The same reader tells the
+direct path what the server thinks of the thread (``idle``/``busy``/…).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import httpx
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.errors import NotFoundError
+
+from EvoScientist.answer.result import FinalAnswer, pending_answer
+from EvoScientist.answer.state import answer_from_state
+from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
+
+API_TIMEOUT_SECONDS = 10.0
+
+
+def inside_langgraph_server() -> bool:
+    """True when this process is a langgraph API server (``langgraph dev`` or deployed)."""
+    return "langgraph_api.server" in sys.modules
+
+
+class ApiAnswerReader:
+    def __init__(self, url: str | None) -> None:
+        self.url = url
+        self._client: LangGraphClient | None = None
+
+    @classmethod
+    def for_environment(cls, url: str | None) -> ApiAnswerReader | None:
+        """A reader when there is a server to ask: this process, or a configured URL."""
+        if url is None and not inside_langgraph_server():
+            return None
+        return cls(url)
+
+    @property
+    def client(self) -> LangGraphClient:
+        if self._client is None:
+            self._client = get_client(url=self.url, api_key=None, timeout=API_TIMEOUT_SECONDS)
+        return self._client
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def thread(self, thread_id: str) -> dict[str, Any]:
+        try:
+            return dict(await self.client.threads.get(thread_id))
+        except NotFoundError as exc:
+            raise ThreadNotFound(thread_id) from exc
+        except (httpx.HTTPError, OSError) as exc:
+            raise StoreUnavailable(f"langgraph API: {type(exc).__name__}: {exc}") from exc
+
+    async def thread_status(self, thread_id: str) -> str | None:
+        """The server's status of the thread, or None when it does not know the thread."""
+        try:
+            return (await self.thread(thread_id)).get("status")
+        except ThreadNotFound:
+            return None
+
+    async def read(self, thread_id: str, run_id: str | None = None) -> FinalAnswer:
+        thread = await self.thread(thread_id)
+        status = thread.get("status")
+        try:
+            if run_id is None:
+                state: Any = await self.client.threads.get_state(thread_id)
+            else:
+                history = await self.client.threads.get_history(
+                    thread_id, limit=1, metadata={"run_id": run_id}
+                )
+                if not history:
+                    return pending_answer(thread_id, run_id, "api")
+                state = history[0]
+        except NotFoundError as exc:
+            raise ThreadNotFound(thread_id) from exc
+        except (httpx.HTTPError, OSError) as exc:
+            raise StoreUnavailable(f"langgraph API: {type(exc).__name__}: {exc}") from exc
+        if not state.get("checkpoint") or not state["checkpoint"].get("checkpoint_id"):
+            # A thread with no checkpoint yet: its first run has not written anything.
+            return pending_answer(thread_id, run_id, "api")
+        return answer_from_state(thread_id, state, thread_status=status)
