@@ -13,13 +13,17 @@ from typing import Any
 import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
-from langgraph_sdk.errors import NotFoundError
+from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
 
 from EvoScientist.answer.result import FinalAnswer, pending_answer
 from EvoScientist.answer.state import answer_from_state
 from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
 
 API_TIMEOUT_SECONDS = 10.0
+
+# The API rejects ids it could never hold (it wants UUIDs; TUI sessions use 8-hex ids)
+# with a 422: for this route that is the same as an unknown thread.
+UNKNOWN_THREAD = (NotFoundError, UnprocessableEntityError)
 
 
 def inside_langgraph_server() -> bool:
@@ -53,7 +57,7 @@ class ApiAnswerReader:
     async def thread(self, thread_id: str) -> dict[str, Any]:
         try:
             return dict(await self.client.threads.get(thread_id))
-        except NotFoundError as exc:
+        except UNKNOWN_THREAD as exc:
             raise ThreadNotFound(thread_id) from exc
         except (httpx.HTTPError, OSError) as exc:
             raise StoreUnavailable(f"langgraph API: {type(exc).__name__}: {exc}") from exc
@@ -78,7 +82,7 @@ class ApiAnswerReader:
                 if not history:
                     return pending_answer(thread_id, run_id, "api")
                 state = history[0]
-        except NotFoundError as exc:
+        except UNKNOWN_THREAD as exc:
             raise ThreadNotFound(thread_id) from exc
         except (httpx.HTTPError, OSError) as exc:
             raise StoreUnavailable(f"langgraph API: {type(exc).__name__}: {exc}") from exc

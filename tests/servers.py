@@ -1,0 +1,137 @@
+"""Start a real ``langgraph dev`` for tests: free port, temp data dir, its own config.
+
+The config is written with absolute paths into a temp working directory, so the
+server's ``.langgraph_api`` scratch files and the ``sessions.db`` it writes stay out of
+the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+LANGGRAPH = Path(sys.executable).with_name("langgraph")
+STARTUP_TIMEOUT = 90.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def write_config(workdir: Path, *, checkpointer: bool = True) -> Path:
+    """A ``langgraph.json`` like the repository's, optionally without our checkpointer
+    (then langgraph dev keeps checkpoints in its own in-memory store: a non-SQLite
+    deployment, where the route must answer through the API)."""
+    repo_config = json.loads((REPO / "langgraph.json").read_text())
+    config = {
+        "dependencies": [str(REPO)],
+        "graphs": {
+            name: str(REPO / spec.removeprefix("./"))
+            for name, spec in repo_config["graphs"].items()
+        },
+        "http": repo_config["http"],
+    }
+    if checkpointer:
+        config["checkpointer"] = {
+            "path": str(REPO / repo_config["checkpointer"]["path"].removeprefix("./"))
+        }
+    path = workdir / "langgraph.json"
+    path.write_text(json.dumps(config, indent=2))
+    return path
+
+
+@dataclass
+class DevServer:
+    url: str
+    port: int
+    data_dir: Path
+    workdir: Path
+    log_path: Path
+    process: subprocess.Popen[bytes]
+
+    @property
+    def sessions_db(self) -> Path:
+        return self.data_dir / "sessions.db"
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def wait_until_up(url: str, process: subprocess.Popen[bytes], log_path: Path) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"langgraph dev exited early:\n{log_path.read_text()[-4000:]}")
+        try:
+            if httpx.get(f"{url}/ok", timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"langgraph dev did not start:\n{log_path.read_text()[-4000:]}")
+
+
+def stop(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=15)
+
+
+@contextmanager
+def langgraph_dev(
+    workdir: Path,
+    data_dir: Path,
+    *,
+    checkpointer: bool = True,
+    port: int | None = None,
+    env: dict[str, str] | None = None,
+) -> Iterator[DevServer]:
+    workdir.mkdir(parents=True, exist_ok=True)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    config = write_config(workdir, checkpointer=checkpointer)
+    port = port or free_port()
+    log_path = workdir / f"langgraph-dev-{port}.log"
+    server_env = {
+        **os.environ,
+        "EVOSCIENTIST_DATA_DIR": str(data_dir),
+        "EVOSCIENTIST_MODEL": "offline",
+        "LANGSMITH_TRACING": "false",
+        "LANGCHAIN_TRACING_V2": "false",
+        **(env or {}),
+    }
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [
+                str(LANGGRAPH), "dev", "--no-browser", "--no-reload",
+                "--host", "127.0.0.1", "--port", str(port), "--config", str(config),
+            ],
+            cwd=workdir,
+            env=server_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url, process, log_path)
+        yield DevServer(url, port, data_dir, workdir, log_path, process)
+    finally:
+        stop(process)
