@@ -120,8 +120,16 @@ def langgraph_dev(
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [
-                str(LANGGRAPH), "dev", "--no-browser", "--no-reload",
-                "--host", "127.0.0.1", "--port", str(port), "--config", str(config),
+                str(LANGGRAPH),
+                "dev",
+                "--no-browser",
+                "--no-reload",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--config",
+                str(config),
             ],
             cwd=workdir,
             env=server_env,

@@ -1,0 +1,5 @@
+import sys
+
+from EvoScientist.recovery.cli import main
+
+sys.exit(main())

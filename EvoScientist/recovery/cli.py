@@ -1,0 +1,166 @@
+"""``evosci-answer`` / ``python -m EvoScientist.recovery``: ask, or show a thread's answer.
+
+Exit codes: 0 the answer is complete; 1 the run failed; 3 still not complete when the
+wait ran out; 4 the thread or server could not be reached. Anything but 0 prints one
+line on stderr saying why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import httpx
+from langgraph_sdk import get_client
+
+from EvoScientist.recovery.client import DEFAULT_MAX_WAIT, stream_with_recovery
+from EvoScientist.recovery.reconcile import Reconciler, ThreadGone, Unrecoverable
+
+EXIT_OK = 0
+EXIT_RUN_FAILED = 1
+EXIT_INCOMPLETE = 3
+EXIT_UNREACHABLE = 4
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+class LiveView:
+    """Redraws the answer in place on a terminal; elsewhere prints only the final text."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.tty = out.isatty()
+        self.lines = 0
+        self.text = ""
+        self.status = ""
+
+    def update(self, text: str) -> None:
+        self.text = text
+        if self.tty:
+            self._draw()
+
+    def set_status(self, status: str) -> None:
+        self.status = status
+        if self.tty:
+            self._draw()
+
+    def _draw(self) -> None:
+        if self.lines:
+            self.out.write(f"\x1b[{self.lines}F\x1b[J")
+        body = self.text + (f"\n\x1b[2m{self.status}\x1b[0m" if self.status else "")
+        self.out.write(body + "\n")
+        self.out.flush()
+        self.lines = body.count("\n") + 1
+
+    def finish(self, text: str) -> None:
+        self.text, self.status = text, ""
+        if self.tty:
+            self._draw()
+        else:
+            self.out.write(text + ("" if text.endswith("\n") else "\n"))
+            self.out.flush()
+
+
+async def _spin(view: LiveView, started: float) -> None:
+    for frame in itertools.cycle(SPINNER):
+        elapsed = time.monotonic() - started
+        view.set_status(f"{frame} confirming the answer with the server… {elapsed:.1f}s")
+        await asyncio.sleep(0.1)
+
+
+def _exit_code(answer: dict[str, Any], err: TextIO) -> int:
+    if answer.get("status") == "error":
+        error = answer.get("error") or {}
+        err.write(f"error: the run failed: {error.get('message', 'unknown error')}\n")
+        return EXIT_RUN_FAILED
+    if not answer.get("complete"):
+        err.write(f"error: the run is still {answer.get('status')}; the answer may be partial\n")
+        return EXIT_INCOMPLETE
+    return EXIT_OK
+
+
+async def ask(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    view = LiveView(out)
+    thread_id = args.thread
+    if thread_id is None:
+        client = get_client(url=args.url, api_key=None)
+        try:
+            thread_id = (await client.threads.create())["thread_id"]
+        finally:
+            await client.aclose()
+    spinner: asyncio.Task[None] | None = None
+
+    def start_spinner() -> None:
+        nonlocal spinner
+        if view.tty:
+            spinner = asyncio.get_running_loop().create_task(_spin(view, time.monotonic()))
+
+    try:
+        answer = await stream_with_recovery(
+            args.url,
+            thread_id,
+            args.assistant,
+            {"messages": [{"role": "user", "content": args.question}]},
+            max_wait=args.max_wait,
+            on_update=view.update,
+            stall_timeout=args.stall_timeout,
+            on_reconcile=start_spinner,
+        )
+    finally:
+        if spinner is not None:
+            spinner.cancel()
+    view.finish(answer.get("content", ""))
+    if answer.get("recovered"):
+        err.write("note: the stream dropped; the answer was recovered from the checkpoint\n")
+    return _exit_code(answer, err)
+
+
+async def show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    async with httpx.AsyncClient(base_url=args.url) as http:
+        reconciler = Reconciler(http, args.thread_id, args.run_id)
+        if args.wait:
+            answer = await reconciler.settle(args.wait)
+        else:
+            answer = await reconciler.fetch()
+    out.write(answer.get("content", "") + "\n")
+    return _exit_code(answer, err)
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="evosci-answer", description=__doc__.splitlines()[0])
+    commands = root.add_subparsers(dest="command", required=True)
+
+    ask_cmd = commands.add_parser("ask", help="stream an answer, recovering it if the stream drops")
+    ask_cmd.add_argument("--url", default="http://127.0.0.1:2024")
+    ask_cmd.add_argument("--assistant", default="EvoScientist")
+    ask_cmd.add_argument("--thread", help="continue this thread (default: a new one)")
+    ask_cmd.add_argument("--max-wait", type=float, default=DEFAULT_MAX_WAIT)
+    ask_cmd.add_argument("--stall-timeout", type=float, default=15.0)
+    ask_cmd.add_argument("question")
+
+    show_cmd = commands.add_parser("show", help="print a thread's final answer")
+    show_cmd.add_argument("--url", default="http://127.0.0.1:2024")
+    show_cmd.add_argument("--wait", type=float, default=0.0, help="follow the run up to N seconds")
+    show_cmd.add_argument("--run-id")
+    show_cmd.add_argument("thread_id")
+    return root
+
+
+def main(
+    argv: Sequence[str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr
+) -> int:
+    args = parser().parse_args(argv)
+    command = ask if args.command == "ask" else show
+    try:
+        return asyncio.run(command(args, out, err))
+    except ThreadGone as exc:
+        err.write(f"error: thread {exc} not found on {args.url}\n")
+    except (Unrecoverable, httpx.HTTPError, OSError) as exc:
+        err.write(f"error: could not reach {args.url}: {exc}\n")
+    except KeyboardInterrupt:
+        err.write("error: interrupted\n")
+    return EXIT_UNREACHABLE

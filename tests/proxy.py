@@ -1,0 +1,167 @@
+"""A fault-injecting TCP proxy for loopback tests, between a client and a real server.
+
+It forwards bytes both ways and, on the connections a ``Fault`` targets, breaks the
+server→client direction after a number of bytes: ``cut`` closes cleanly (FIN), ``reset``
+aborts with an RST, ``stall`` keeps the connection open and forwards nothing more. A
+connection is targeted by the first line of its first request (e.g. only run streams),
+and only the first ``times`` such connections are, so a client's reconnect can succeed
+(``times=None``: every one fails).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import struct
+from dataclasses import dataclass, field
+
+STREAM_REQUESTS = ("/runs/stream", "/stream")
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str = "none"  # none | cut | reset | stall
+    after_bytes: int = 0
+    times: int | None = 1
+    match: tuple[str, ...] = STREAM_REQUESTS
+
+    def label(self) -> str:
+        if self.kind == "none":
+            return "no fault"
+        every = "every stream" if self.times is None else f"{self.times} stream(s)"
+        return f"{self.kind} after {self.after_bytes} B ({every})"
+
+
+@dataclass
+class ProxyStats:
+    connections: int = 0
+    faulted: int = 0
+    downstream_bytes: list[int] = field(default_factory=list)
+
+
+class FaultProxy:
+    def __init__(self, upstream_port: int, fault: Fault, upstream_host: str = "127.0.0.1") -> None:
+        self.upstream = (upstream_host, upstream_port)
+        self.fault = fault
+        self.stats = ProxyStats()
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> FaultProxy:
+        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for writer in list(self._writers):
+            writer.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2)
+
+    async def __aenter__(self) -> FaultProxy:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def _targets(self, first_line: bytes) -> bool:
+        if self.fault.kind == "none":
+            return False
+        if self.fault.times is not None and self.stats.faulted >= self.fault.times:
+            return False
+        line = first_line.decode("latin-1")
+        return any(marker in line for marker in self.fault.match)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        self._writers.add(writer)
+        try:
+            await self._serve(reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError, OSError):
+            pass
+        except asyncio.CancelledError:
+            # A handler task ends here when the proxy stops; asyncio's server callback
+            # would log a cancelled handler as an error.
+            pass
+        finally:
+            self._tasks.discard(task)
+            self._writers.discard(writer)
+            writer.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.stats.connections += 1
+        first_line = await reader.readline()
+        if not first_line:
+            return
+        faulted = self._targets(first_line)
+        if faulted:
+            self.stats.faulted += 1
+        up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+        self._writers.add(up_writer)
+        up_writer.write(first_line)
+        upstream = asyncio.create_task(self._pipe(reader, up_writer))
+        try:
+            sent = await self._downstream(up_reader, writer, faulted)
+            self.stats.downstream_bytes.append(sent)
+        finally:
+            upstream.cancel()
+            await asyncio.gather(upstream, return_exceptions=True)
+            self._writers.discard(up_writer)
+            up_writer.close()
+
+    @staticmethod
+    async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while chunk := await reader.read(65536):
+            writer.write(chunk)
+            await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()
+
+    async def _downstream(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, faulted: bool
+    ) -> int:
+        budget = self.fault.after_bytes if faulted else None
+        sent = 0
+        if budget == 0:
+            # "Before the response": only once the server has the whole request and has
+            # begun to answer, so the run exists server-side while the client sees nothing.
+            await reader.read(1)
+        while True:
+            if budget is not None and sent >= budget:
+                await self._break(writer)
+                return sent
+            want = 65536 if budget is None else min(65536, budget - sent)
+            chunk = await reader.read(want)
+            if not chunk:
+                return sent
+            writer.write(chunk)
+            await writer.drain()
+            sent += len(chunk)
+
+    async def _break(self, writer: asyncio.StreamWriter) -> None:
+        kind = self.fault.kind
+        if kind == "cut":
+            writer.close()
+        elif kind == "reset":
+            sock = writer.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
+        elif kind == "stall":
+            # Hold the connection open and silent until the client gives up.
+            await asyncio.Event().wait()

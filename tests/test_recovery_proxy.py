@@ -1,0 +1,114 @@
+"""The whole loop against a real ``langgraph dev``: streams cut, reset and stalled by a
+proxy, and the client still ends with the checkpoint's answer, complete."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from langgraph_sdk import get_client
+
+from EvoScientist.offline_model import answer_for, notes_for
+from EvoScientist.recovery import stream_with_recovery
+from tests.proxy import Fault, FaultProxy
+from tests.servers import DevServer, langgraph_dev
+
+pytestmark = pytest.mark.e2e
+
+ASSISTANT = "EvoScientist"
+TOKEN_DELAY = "0.01"
+STALL_TIMEOUT = 2.0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    root = tmp_path_factory.mktemp("recovery")
+    with langgraph_dev(
+        root / "work", root / "data", env={"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": TOKEN_DELAY}
+    ) as dev:
+        yield dev
+
+
+async def new_thread(url: str) -> str:
+    client = get_client(url=url, api_key=None)
+    try:
+        return (await client.threads.create())["thread_id"]
+    finally:
+        await client.aclose()
+
+
+async def checkpoint_answer(url: str, thread_id: str, run_id: str) -> dict[str, Any]:
+    """The route's answer read straight from the server, no proxy in between."""
+    import httpx
+
+    async with httpx.AsyncClient(base_url=url, timeout=70) as http:
+        response = await http.get(
+            f"/api/threads/{thread_id}/final-answer", params={"run_id": run_id, "wait": 60}
+        )
+    return response.json()
+
+
+@pytest.fixture(scope="module")
+def stream_bytes(server: DevServer) -> int:
+    """How many bytes one healthy run stream sends, to place faults within it."""
+
+    async def measure() -> int:
+        async with FaultProxy(server.port, Fault()) as proxy:
+            thread_id = await new_thread(server.url)
+            await stream_with_recovery(proxy.url, thread_id, ASSISTANT, _ask("baseline"))
+            return max(proxy.stats.downstream_bytes)
+
+    return asyncio.run(measure())
+
+
+def _ask(question: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": question}]}
+
+
+FAULTS = {
+    "cut-before-response": ("cut", 0.0),
+    "cut-in-headers": ("cut", 120),
+    "cut-early": ("cut", 0.2),
+    "cut-mid": ("cut", 0.5),
+    "cut-late": ("cut", 0.8),
+    "cut-after-last-token": ("cut", 0.995),
+    "reset-mid": ("reset", 0.5),
+    "stall-mid": ("stall", 0.5),
+}
+
+
+def _position(spec: float | int, total: int) -> int:
+    return int(spec * total) if isinstance(spec, float) else spec
+
+
+@pytest.mark.parametrize("name", list(FAULTS))
+async def test_client_ends_with_the_checkpoint_answer(
+    server: DevServer, stream_bytes: int, name: str
+) -> None:
+    kind, where = FAULTS[name]
+    fault = Fault(kind=kind, after_bytes=_position(where, stream_bytes))
+    question = f"Fault {name}: what should the control be?"
+    shown: list[str] = []
+    async with FaultProxy(server.port, fault) as proxy:
+        thread_id = await new_thread(server.url)
+        result = await stream_with_recovery(
+            proxy.url,
+            thread_id,
+            ASSISTANT,
+            _ask(question),
+            on_update=shown.append,
+            stall_timeout=STALL_TIMEOUT,
+            max_wait=60,
+        )
+        assert proxy.stats.faulted == 1, "the fault never fired"
+
+    truth = await checkpoint_answer(server.url, thread_id, result["run_id"])
+    assert truth["complete"] is True
+    assert result["complete"] is True
+    assert result["status"] == "success"
+    assert result["content"] == truth["content"] == answer_for(question, [notes_for(question)])
+    assert shown and shown[-1] == result["content"]
+    if kind != "none" and where != 0.995:
+        assert result["truncated"] is True
