@@ -32,10 +32,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def write_config(workdir: Path, *, checkpointer: bool = True) -> Path:
+def write_config(workdir: Path, *, checkpointer: bool = True, http: bool = True) -> Path:
     """A ``langgraph.json`` like the repository's, optionally without our checkpointer
     (then langgraph dev keeps checkpoints in its own in-memory store: a non-SQLite
-    deployment, where the route must answer through the API)."""
+    deployment, where the route must answer through the API), or without our routes
+    (an older server, as a new WebUI may meet one)."""
     repo_config = json.loads((REPO / "langgraph.json").read_text())
     config = {
         "dependencies": [str(REPO)],
@@ -43,8 +44,9 @@ def write_config(workdir: Path, *, checkpointer: bool = True) -> Path:
             name: str(REPO / spec.removeprefix("./"))
             for name, spec in repo_config["graphs"].items()
         },
-        "http": repo_config["http"],
     }
+    if http:
+        config["http"] = repo_config["http"]
     if checkpointer:
         config["checkpointer"] = {
             "path": str(REPO / repo_config["checkpointer"]["path"].removeprefix("./"))
@@ -101,12 +103,13 @@ def langgraph_dev(
     data_dir: Path,
     *,
     checkpointer: bool = True,
+    http: bool = True,
     port: int | None = None,
     env: dict[str, str] | None = None,
 ) -> Iterator[DevServer]:
     workdir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
-    config = write_config(workdir, checkpointer=checkpointer)
+    config = write_config(workdir, checkpointer=checkpointer, http=http)
     port = port or free_port()
     log_path = workdir / f"langgraph-dev-{port}.log"
     server_env = {
