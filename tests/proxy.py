@@ -25,6 +25,14 @@ class Fault:
     after_bytes: int = 0
     times: int | None = 1
     match: tuple[str, ...] = STREAM_REQUESTS
+    # Where later targeted connections (reconnects) break; default: same place.
+    then_after_bytes: int | None = None
+
+    def budget(self, nth: int) -> int:
+        """Bytes let through on the ``nth`` (1-based) targeted connection."""
+        if nth > 1 and self.then_after_bytes is not None:
+            return self.then_after_bytes
+        return self.after_bytes
 
     def label(self) -> str:
         if self.kind == "none":
@@ -37,6 +45,7 @@ class Fault:
 class ProxyStats:
     connections: int = 0
     faulted: int = 0
+    # Bytes sent to the client so far, one entry per connection, updated as they flow.
     downstream_bytes: list[int] = field(default_factory=list)
 
 
@@ -108,16 +117,18 @@ class FaultProxy:
         first_line = await reader.readline()
         if not first_line:
             return
-        faulted = self._targets(first_line)
-        if faulted:
+        budget: int | None = None
+        if self._targets(first_line):
             self.stats.faulted += 1
+            budget = self.fault.budget(self.stats.faulted)
         up_reader, up_writer = await asyncio.open_connection(*self.upstream)
         self._writers.add(up_writer)
         up_writer.write(first_line)
         upstream = asyncio.create_task(self._pipe(reader, up_writer))
+        slot = len(self.stats.downstream_bytes)
+        self.stats.downstream_bytes.append(0)
         try:
-            sent = await self._downstream(up_reader, writer, faulted)
-            self.stats.downstream_bytes.append(sent)
+            await self._downstream(up_reader, writer, budget, slot)
         finally:
             upstream.cancel()
             await asyncio.gather(upstream, return_exceptions=True)
@@ -133,9 +144,12 @@ class FaultProxy:
             writer.write_eof()
 
     async def _downstream(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, faulted: bool
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        budget: int | None,
+        slot: int,
     ) -> int:
-        budget = self.fault.after_bytes if faulted else None
         sent = 0
         if budget == 0:
             # "Before the response": only once the server has the whole request and has
@@ -152,6 +166,7 @@ class FaultProxy:
             writer.write(chunk)
             await writer.drain()
             sent += len(chunk)
+            self.stats.downstream_bytes[slot] = sent
 
     async def _break(self, writer: asyncio.StreamWriter) -> None:
         kind = self.fault.kind

@@ -128,7 +128,6 @@ async def stream_with_recovery(
         if run_id is None:
             # The run was never created: nothing to recover; the caller may retry.
             raise stream_error or RuntimeError("the server created no run")
-    truncated = stream_error is not None or not stream.proved_complete or resumed_without_replay
 
     if on_reconcile is not None:
         on_reconcile()
@@ -136,9 +135,17 @@ async def stream_with_recovery(
         answer = await Reconciler(http, thread_id, run_id).settle(
             max_wait, on_answer=lambda body: _replace_shown(show, body)
         )
+    # An ``error`` event proves an ending only if the run really failed; after a
+    # server restart the resumed stream reports "Run not found" the same way.
+    proved_end = stream.terminal_event == "end" or (
+        stream.terminal_event == "error" and answer.get("status") == "error"
+    )
+    truncated = stream_error is not None or resumed_without_replay or not proved_end
     return {
         **answer,
         "recovered": answer.get("content", "") != streamed_text,
         "truncated": truncated,
         "stream_error": repr(stream_error) if stream_error is not None else None,
+        "stream_terminal_event": stream.terminal_event,
+        "stream_error_event": stream.error,
     }

@@ -69,7 +69,3 @@ class StreamText:
             if text.strip():
                 return text
         return ""
-
-    @property
-    def proved_complete(self) -> bool:
-        return self.terminal_event is not None

@@ -1,0 +1,76 @@
+"""F2/F3/F2a against real servers: one with the route, one without it (an older server)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+from EvoScientist.answer.state import answer_from_state
+from EvoScientist.offline_model import answer_for, notes_for
+from EvoScientist.recovery import stream_with_recovery
+from EvoScientist.recovery.reconcile import Reconciler, ThreadGone, backoff
+from tests.proxy import Fault, FaultProxy
+from tests.servers import DevServer, langgraph_dev
+
+
+def test_backoff_is_1_2_4_then_every_5_seconds() -> None:
+    assert [backoff(i) for i in range(6)] == [1.0, 2.0, 4.0, 5.0, 5.0, 5.0]
+
+
+@pytest.fixture(scope="module")
+def old_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    root = tmp_path_factory.mktemp("no-route")
+    with langgraph_dev(
+        root / "work",
+        root / "data",
+        http=False,
+        env={"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0.01"},
+    ) as dev:
+        yield dev
+
+
+@pytest.mark.e2e
+async def test_old_server_without_the_route_falls_back_to_state(old_server: DevServer) -> None:
+    async with httpx.AsyncClient(base_url=old_server.url) as http:
+        absent = await http.get("/api/threads/00000000-0000-0000-0000-000000000000/final-answer")
+    assert absent.status_code == 404 and "thread_not_found" not in absent.text
+
+    question = "Old server: what is a negative control?"
+    sdk = get_client(url=old_server.url, api_key=None)
+    thread_id = (await sdk.threads.create())["thread_id"]
+    async with FaultProxy(old_server.port, Fault(kind="cut", after_bytes=2_000)) as proxy:
+        result = await stream_with_recovery(
+            proxy.url,
+            thread_id,
+            "EvoScientist",
+            {"messages": [{"role": "user", "content": question}]},
+            max_wait=60,
+        )
+        assert proxy.stats.faulted == 1
+    state = await sdk.threads.get_state(thread_id)
+    await sdk.aclose()
+
+    assert result["source"] == "api"
+    assert result["complete"] is True
+    assert result["content"] == answer_from_state(thread_id, state).content
+    assert result["content"] == answer_for(question, [notes_for(question)])
+
+
+@pytest.mark.e2e
+async def test_unknown_thread_is_gone_not_retried(old_server: DevServer) -> None:
+    async with httpx.AsyncClient(base_url=old_server.url) as http:
+        with pytest.raises(ThreadGone):
+            await Reconciler(http, "00000000-0000-0000-0000-000000000000", None).settle(30)
+
+
+async def test_network_errors_are_retried_until_the_deadline() -> None:
+    # Nothing listens on this port: every attempt fails to connect ("Failed to fetch").
+    from tests.servers import free_port
+
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{free_port()}") as http:
+        reconciler = Reconciler(http, "t", "r")
+        with pytest.raises(Exception, match="no answer within"):
+            await reconciler.settle(1.5)
