@@ -14,7 +14,10 @@ import asyncio
 import contextlib
 import socket
 import struct
+import uuid
 from dataclasses import dataclass, field
+
+import httpx
 
 STREAM_REQUESTS = ("/runs/stream", "/stream")
 
@@ -44,7 +47,10 @@ class Fault:
 @dataclass
 class ProxyStats:
     connections: int = 0
+    # Connections the fault targeted, and the ones it actually broke (a budget beyond
+    # the end of a response never breaks anything).
     faulted: int = 0
+    fired: int = 0
     # Bytes sent to the client so far, one entry per connection, updated as they flow.
     downstream_bytes: list[int] = field(default_factory=list)
 
@@ -169,6 +175,7 @@ class FaultProxy:
             self.stats.downstream_bytes[slot] = sent
 
     async def _break(self, writer: asyncio.StreamWriter) -> None:
+        self.stats.fired += 1
         kind = self.fault.kind
         if kind == "cut":
             writer.close()
@@ -180,3 +187,30 @@ class FaultProxy:
         elif kind == "stall":
             # Hold the connection open and silent until the client gives up.
             await asyncio.Event().wait()
+
+
+async def measure_stream_bytes(
+    upstream_port: int, thread_id: str, assistant_id: str, question: str
+) -> int:
+    """How many bytes one healthy run stream sends, to place faults within it.
+
+    One request on a connection of its own, shaped like the clients' own: a client that
+    reuses the stream's keep-alive connection (the Python SDK asks for the run's status
+    on it after a clean close) would add that answer's bytes to the count.
+    """
+    body = {
+        "assistant_id": assistant_id,
+        "input": {"messages": [{"role": "user", "content": question}]},
+        "stream_mode": "messages-tuple",
+        "stream_resumable": True,
+        "metadata": {"recovery_request_id": str(uuid.uuid4())},
+    }
+    async with FaultProxy(upstream_port, Fault()) as proxy:
+        async with (
+            httpx.AsyncClient(base_url=proxy.url, timeout=60) as http,
+            http.stream("POST", f"/threads/{thread_id}/runs/stream", json=body) as response,
+        ):
+            response.raise_for_status()
+            async for _ in response.aiter_bytes():
+                pass
+        return max(proxy.stats.downstream_bytes)

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 from langgraph_sdk import get_client
 
 from EvoScientist.answer.state import answer_from_state
+from EvoScientist.langgraph_dev.http import create_app
+from EvoScientist.langgraph_dev.service import FinalAnswerService
 from EvoScientist.offline_model import answer_for, notes_for
 from EvoScientist.recovery import stream_with_recovery
 from EvoScientist.recovery.reconcile import Reconciler, ThreadGone, backoff
+from EvoScientist.store.sqlite_reader import SqliteAnswerReader
 from tests.proxy import Fault, FaultProxy
 from tests.servers import DevServer, langgraph_dev
 
@@ -49,7 +54,7 @@ async def test_old_server_without_the_route_falls_back_to_state(old_server: DevS
             {"messages": [{"role": "user", "content": question}]},
             max_wait=60,
         )
-        assert proxy.stats.faulted == 1
+        assert proxy.stats.fired == 1
     state = await sdk.threads.get_state(thread_id)
     await sdk.aclose()
 
@@ -74,3 +79,18 @@ async def test_network_errors_are_retried_until_the_deadline() -> None:
         reconciler = Reconciler(http, "t", "r")
         with pytest.raises(Exception, match="no answer within"):
             await reconciler.settle(1.5)
+
+
+async def test_a_rejected_request_is_not_retried(tmp_path: Path) -> None:
+    """A 422 (here: a run id the route refuses) will never pass: raise, don't poll."""
+    app = create_app(
+        lambda: FinalAnswerService(SqliteAnswerReader(tmp_path / "none.db", "EvoScientist"), None)
+    )
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://app") as http:
+        reconciler = Reconciler(http, "abcd1234", "r" * 300)
+        started = time.monotonic()
+        with pytest.raises(httpx.HTTPStatusError) as raised:
+            await reconciler.settle(30)
+    assert raised.value.response.status_code == 422
+    assert time.monotonic() - started < 5

@@ -44,7 +44,7 @@ async def test_ask_recovers_a_cut_stream(server: DevServer) -> None:
         code, out, err = await run_cli(
             "ask", "--url", proxy.url, "--stall-timeout", "3", "--max-wait", "60", question
         )
-        assert proxy.stats.faulted == 1
+        assert proxy.stats.fired == 1
     assert code == 0, err
     assert out == answer_for(question, [notes_for(question)]) + "\n"
     assert "recovered from the checkpoint" in err

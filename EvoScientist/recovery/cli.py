@@ -159,6 +159,9 @@ def main(
         return asyncio.run(command(args, out, err))
     except ThreadGone as exc:
         err.write(f"error: thread {exc} not found on {args.url}\n")
+    except httpx.HTTPStatusError as exc:
+        detail = " ".join(exc.response.text[:200].split())
+        err.write(f"error: {args.url} refused the request: {exc.response.status_code} {detail}\n")
     except (Unrecoverable, httpx.HTTPError, OSError) as exc:
         err.write(f"error: could not reach {args.url}: {exc}\n")
     except KeyboardInterrupt:

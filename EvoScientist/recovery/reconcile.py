@@ -29,6 +29,8 @@ LONG_POLL_SECONDS = 30.0
 # Extra read time beyond ``wait`` before a held request counts as lost.
 READ_MARGIN_SECONDS = 10.0
 
+RETRYABLE_4XX = frozenset({408, 429})
+
 AnswerCallback = Callable[[dict[str, Any]], None]
 
 
@@ -38,6 +40,11 @@ class ThreadGone(Exception):
 
 class Unrecoverable(Exception):
     """No answer could be read before the deadline."""
+
+
+def retryable_status(code: int) -> bool:
+    """5xx, 408 and 429 may pass; any other 4xx (a bad run id, say) never will."""
+    return code >= 500 or code in RETRYABLE_4XX
 
 
 def backoff(attempt: int) -> float:
@@ -114,7 +121,11 @@ class Reconciler:
                     on_answer(latest)
                 if latest.get("complete"):
                     return latest
-            except (httpx.TransportError, httpx.HTTPStatusError) as exc:
+            except httpx.HTTPStatusError as exc:
+                if not retryable_status(exc.response.status_code):
+                    raise
+                last_error = exc
+            except httpx.TransportError as exc:
                 last_error = exc
             remaining = deadline - time.monotonic()
             if remaining <= 0:
