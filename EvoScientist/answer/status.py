@@ -2,7 +2,8 @@
 
 langgraph ≥ 1.0 keeps a pending node ``X`` as a ``branch:to:X`` value in
 ``channel_values`` (graph input waits in ``__start__``, ``Send`` packets in
-``__pregel_tasks``), so ``next`` is known from the checkpoint alone, with no graph.
+``__pregel_tasks``, and a node behind ``add_edge([a, b], X)`` waits on a full
+``join:a+b:X`` barrier), so ``next`` is known from the checkpoint alone, with no graph.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ INTERRUPT_CHANNEL = "__interrupt__"
 START_CHANNEL = "__start__"
 TASKS_CHANNEL = "__pregel_tasks"
 BRANCH_PREFIX = "branch:to:"
+JOIN_PREFIX = "join:"
 
 MAX_ERROR_MESSAGE = 2_000
 
@@ -41,12 +43,34 @@ class RunState:
     interrupts: list[dict[str, Any]] = field(default_factory=list)
 
 
+def _released_by_join(name: str, value: Any) -> str | None:
+    """The node a ``join:a+b:X`` barrier (``add_edge([a, b], X)``) has released, if any.
+
+    The stored value is the set of sources seen so far, or ``(seen, finished)`` for a
+    deferred target. ``seen`` only ever holds names from the channel name, so it is
+    complete exactly when its names fill that part of it (names may contain ``+``).
+    """
+    sources, sep, target = name.removeprefix(JOIN_PREFIX).rpartition(":")
+    if not sep:
+        return None
+    seen, finished = value, True
+    if isinstance(value, list | tuple) and len(value) == 2 and isinstance(value[1], bool):
+        seen, finished = value
+    if not finished or not isinstance(seen, set | frozenset | list | tuple) or not seen:
+        return None
+    return target if len("+".join(map(str, seen))) == len(sources) else None
+
+
 def next_nodes(channel_values: Mapping[str, Any]) -> tuple[str, ...]:
     """The nodes a checkpoint has yet to run."""
     pending: list[str] = []
     for name, value in channel_values.items():
         if name.startswith(BRANCH_PREFIX):
             pending.append(name.removeprefix(BRANCH_PREFIX))
+        elif name.startswith(JOIN_PREFIX):
+            target = _released_by_join(name, value)
+            if target is not None and target not in pending:
+                pending.append(target)
         elif name == START_CHANNEL or (name == TASKS_CHANNEL and value):
             pending.append(name)
     return tuple(pending)
