@@ -154,3 +154,23 @@ def test_coerce_messages_drops_unrecognisable_entries() -> None:
     )
     assert [m.id for m in restored] == ["k", "h"]
     assert restored[0] is good
+
+
+def test_openai_summary_without_provider_is_still_reasoning() -> None:
+    """A Responses-API summary block stored without ``model_provider``: not content, and
+    still returned as reasoning."""
+    message = AIMessage(
+        content=[
+            {
+                "type": "reasoning",
+                "id": "rs_1",
+                "summary": [
+                    {"type": "summary_text", "text": "weigh A"},
+                    {"type": "summary_text", "text": "then B"},
+                ],
+            },
+            {"type": "text", "text": "Answer."},
+        ]
+    )
+    assert answer_text(message) == "Answer."
+    assert reasoning_text(message) == "weigh A\n\nthen B"

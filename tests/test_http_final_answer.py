@@ -29,6 +29,7 @@ from tests.seeds import (
     ReasoningCase,
     SeededThread,
     Seeder,
+    answer_client,
     checkpoint_id_of,
     expected_answer,
     expected_message,
@@ -749,12 +750,6 @@ async def test_default_app_serves_the_data_dir_store(
 # ------------------------------------------------------------------ known limitation
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="direct path: while a resumed node executes, the newest root checkpoint still "
-    "holds the __interrupt__ write (plus a __resume__ write), so it reads as interrupted; "
-    "inside langgraph dev the thread's 'busy' status corrects it",
-)
 async def test_resumed_run_still_executing_is_running(
     client: httpx.AsyncClient, seeder: Seeder
 ) -> None:
@@ -780,3 +775,67 @@ async def test_resumed_run_still_executing_is_running(
     finally:
         gate.set()
         await run
+
+
+async def test_second_interrupt_of_a_node_waits_and_its_resume_runs(
+    client: httpx.AsyncClient, seeder: Seeder
+) -> None:
+    """One node asking twice: after the first answer it waits again (interrupted, on the
+    same checkpoint, with the first resume still stored); after the second it runs."""
+    gate = asyncio.Event()
+
+    async def ask_twice(state: dict[str, Any]) -> dict[str, Any]:
+        first = interrupt("first?")
+        second = interrupt("second?")
+        await gate.wait()
+        return {"messages": [AIMessage(f"{first} then {second}")]}
+
+    thread = seeder.thread(node_graph(seeder.saver, [("ask", ask_twice)]))
+    await seeder.run(thread, {"messages": [HumanMessage("start")]})
+    await seeder.run(thread, resume("A"))
+    waiting = await get_json(client, thread.thread_id)
+    assert waiting["status"] == "interrupted" and waiting["complete"] is True
+    assert [entry["value"] for entry in waiting["interrupts"]] == ["second?"]
+
+    run = asyncio.create_task(seeder.run(thread, resume("B")))
+    try:
+        for _ in range(500):  # until the second resume is stored
+            tup = await seeder.saver.aget_tuple(thread.config)
+            if any(w[1] == "__resume__" and w[2] == "B" for w in tup.pending_writes):
+                break
+            await asyncio.sleep(0.01)
+        running = await get_json(client, thread.thread_id)
+        assert running["status"] == "running" and running["complete"] is False
+    finally:
+        gate.set()
+        await run
+    done = await get_json(client, thread.thread_id)
+    assert done["status"] == "success" and done["content"] == "A then B"
+
+
+@pytest.mark.parametrize("content", [b"", None], ids=["empty-file", "no-checkpoints-table"])
+async def test_a_store_nothing_wrote_to_has_no_threads(
+    tmp_path: Path, content: bytes | None
+) -> None:
+    import sqlite3
+
+    db = tmp_path / "sessions.db"
+    if content is None:
+        with sqlite3.connect(db) as conn:  # a SQLite file, but not a checkpointer's
+            conn.execute("CREATE TABLE notes (body TEXT)")
+        conn.close()
+    else:
+        db.write_bytes(content)
+    before = db.read_bytes()
+    async with answer_client(db) as client:
+        response = await get(client, hex8_thread_id())
+    assert_error(response, 404, "thread_not_found", retryable=False)
+    assert db.read_bytes() == before
+
+
+async def test_an_encoded_slash_in_the_id_is_an_invalid_request(
+    client: httpx.AsyncClient, agent_thread: SeededThread
+) -> None:
+    response = await client.get("/api/threads/a%2Fb/final-answer")
+    assert_error(response, 422, "invalid_request", retryable=False)
+    assert "thread_id" in response.json()["detail"]

@@ -40,11 +40,14 @@ async def run_cli(*args: str, stdout: int | None = asyncio.subprocess.PIPE) -> t
 
 async def test_ask_recovers_a_cut_stream(server: DevServer) -> None:
     question = "CLI: how many replicates?"
-    async with FaultProxy(server.port, Fault(kind="cut", after_bytes=3_000)) as proxy:
+    # Every reconnect is cut too, so the SDK's own resume gives up and the text shown
+    # can only be completed from the checkpoint.
+    fault = Fault(kind="cut", after_bytes=3_000, times=None, then_after_bytes=0)
+    async with FaultProxy(server.port, fault) as proxy:
         code, out, err = await run_cli(
             "ask", "--url", proxy.url, "--stall-timeout", "3", "--max-wait", "60", question
         )
-        assert proxy.stats.fired == 1
+        assert proxy.stats.fired >= 1
     assert code == 0, err
     assert out == answer_for(question, [notes_for(question)]) + "\n"
     assert "recovered from the checkpoint" in err

@@ -50,19 +50,39 @@ def answer_text(message: BaseMessage) -> str:
     return split_think(message.text)[0]
 
 
+def _non_standard_reasoning(value: dict[str, Any]) -> list[str]:
+    """Reasoning in provider blocks that ``content_blocks`` could not translate: Anthropic
+    ``thinking``, and OpenAI reasoning summaries when the provider is not recorded."""
+    field = _THINKING_BLOCK_TYPES.get(str(value.get("type")))
+    if field and isinstance(value.get(field), str) and value[field]:
+        return [value[field]]
+    return _summary_texts(value.get("summary")) if value.get("type") == "reasoning" else []
+
+
+def _summary_texts(summary: Any) -> list[str]:
+    if not isinstance(summary, list):
+        return []
+    return [
+        item["text"]
+        for item in summary
+        if isinstance(item, dict) and isinstance(item.get("text"), str) and item["text"]
+    ]
+
+
 def reasoning_text(message: BaseMessage) -> str:
     """Every piece of reasoning carried by ``message``, joined by blank lines."""
     parts: list[str] = []
     for block in message.content_blocks:
         kind = block.get("type")
-        if kind == "reasoning" and block.get("reasoning"):
-            parts.append(str(block["reasoning"]))
+        if kind == "reasoning":
+            if block.get("reasoning"):
+                parts.append(str(block["reasoning"]))
+            else:  # an OpenAI summary block whose provider was not recorded
+                parts.extend(_summary_texts(block.get("summary")))
         elif kind == "non_standard":
             value = block.get("value")
             if isinstance(value, dict):
-                field = _THINKING_BLOCK_TYPES.get(str(value.get("type")))
-                if field and isinstance(value.get(field), str) and value[field]:
-                    parts.append(value[field])
+                parts.extend(_non_standard_reasoning(value))
     if not any(block.get("type") == "reasoning" for block in message.content_blocks):
         # content_blocks already surfaces these for known providers; avoid doubling.
         for key in _REASONING_KWARGS:

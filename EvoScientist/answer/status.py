@@ -15,6 +15,9 @@ from typing import Any
 
 ERROR_CHANNEL = "__error__"
 INTERRUPT_CHANNEL = "__interrupt__"
+RESUME_CHANNEL = "__resume__"
+NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
+_NO_RESUME = object()
 START_CHANNEL = "__start__"
 TASKS_CHANNEL = "__pregel_tasks"
 BRANCH_PREFIX = "branch:to:"
@@ -87,28 +90,64 @@ def interrupt_entry(value: Any) -> dict[str, Any]:
     return {"id": getattr(value, "id", None), "value": getattr(value, "value", value)}
 
 
+def _resumed(
+    task_id: str, interrupts: list[dict[str, Any]], pending_resume: Any, consumed: Any
+) -> bool:
+    """Whether a ``Command(resume=…)`` has answered this task's interrupt.
+
+    A resume is stored as a write of the null task; once the task has consumed it, it
+    also sits in the task's own resume list — and stays in the null task's row until the
+    next resume overwrites it. A resume keyed by interrupt ids answers those ids; a plain
+    value is new when it differs from the last one the task consumed (two identical
+    plain answers in a row read as not yet resumed: the checkpoint cannot tell them apart).
+    """
+    if pending_resume is _NO_RESUME:
+        return False
+    ids = [entry["id"] for entry in interrupts if entry.get("id")]
+    if isinstance(pending_resume, Mapping) and ids and all(i in pending_resume for i in ids):
+        return True
+    if not isinstance(consumed, list) or not consumed:
+        return True
+    return consumed[-1] != pending_resume
+
+
 def state_from_checkpoint(
     channel_values: Mapping[str, Any], pending_writes: Iterable[tuple[str, str, Any]]
 ) -> RunState:
     """Status of the run that wrote this checkpoint, from the checkpoint alone.
 
     ``pending_writes`` are ``(task_id, channel, value)`` stored against the checkpoint.
+    An interrupt that a later ``Command(resume=…)`` has answered no longer counts: its
+    node is running again, on the same checkpoint, until it writes the next one.
     """
     errors: list[Any] = []
-    interrupts: list[dict[str, Any]] = []
-    for _task_id, channel, value in pending_writes:
+    interrupts_by_task: dict[str, list[dict[str, Any]]] = {}
+    resumes_by_task: dict[str, Any] = {}
+    pending_resume: Any = _NO_RESUME
+    for task_id, channel, value in pending_writes:
         if channel == ERROR_CHANNEL:
             errors.append(value)
         elif channel == INTERRUPT_CHANNEL:
             values = value if isinstance(value, list | tuple) else [value]
-            interrupts.extend(interrupt_entry(item) for item in values)
+            interrupts_by_task.setdefault(task_id, []).extend(interrupt_entry(v) for v in values)
+        elif channel == RESUME_CHANNEL:
+            if task_id == NULL_TASK_ID:
+                pending_resume = value
+            else:
+                resumes_by_task[task_id] = value
     if errors:
         return RunState(
             RunStatus.ERROR, error=run_error("run_failed", str(errors[0]), retryable=False)
         )
-    if interrupts:
-        return RunState(RunStatus.INTERRUPTED, interrupts=interrupts)
-    if next_nodes(channel_values):
+    waiting = [
+        entry
+        for task_id, entries in interrupts_by_task.items()
+        if not _resumed(task_id, entries, pending_resume, resumes_by_task.get(task_id))
+        for entry in entries
+    ]
+    if waiting:
+        return RunState(RunStatus.INTERRUPTED, interrupts=waiting)
+    if interrupts_by_task or next_nodes(channel_values):
         return RunState(RunStatus.RUNNING)
     return RunState(RunStatus.SUCCESS)
 

@@ -100,7 +100,10 @@ def create_app(service_factory: ServiceFactory = FinalAnswerService.from_environ
     app = Starlette(
         routes=[
             Route("/api/models", get_models, methods=["GET"]),
-            Route("/api/threads/{thread_id}/final-answer", get_final_answer, methods=["GET"]),
+            # ``:path`` so an id with an encoded ``/`` reaches validation (a 422 in the
+            # documented shape) instead of missing the route (a bare 404 that a client
+            # would read as "route absent").
+            Route("/api/threads/{thread_id:path}/final-answer", get_final_answer, methods=["GET"]),
         ],
         lifespan=lifespan,
     )

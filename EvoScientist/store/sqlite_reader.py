@@ -41,6 +41,7 @@ SELECT checkpoint_id FROM checkpoints
 WHERE {_ELIGIBLE} AND json_extract(CAST(metadata AS TEXT), '$.run_id') = ?
 ORDER BY checkpoint_id DESC LIMIT 1
 """
+NO_CHECKPOINTS_TABLE = "no such table: checkpoints"
 WRITES_HAVE_TASK_PATH_SQL = "SELECT 1 FROM pragma_table_info('writes') WHERE name = 'task_path'"
 
 # How long a read waits on a writer's lock before giving up on this path.
@@ -143,6 +144,11 @@ class SqliteAnswerReader:
         else:
             sql = LATEST_RUN_CHECKPOINT_SQL
             params = (thread_id, self.agent_name, self.agent_name, run_id)
-        async with saver.lock, saver.conn.execute(sql, params) as cur:
-            row = await cur.fetchone()
+        try:
+            async with saver.lock, saver.conn.execute(sql, params) as cur:
+                row = await cur.fetchone()
+        except sqlite3.OperationalError as exc:
+            if NO_CHECKPOINTS_TABLE in str(exc):
+                return None  # a store nothing has been written to holds no thread
+            raise
         return row[0] if row else None
