@@ -112,12 +112,25 @@ def final_answer(messages: Sequence[BaseMessage]) -> Answer:
 
     Never the previous turn's answer: a turn whose answer is not written yet has none.
     """
-    for message in reversed(latest_turn(messages)):
-        if not isinstance(message, AIMessage):
-            continue
-        content = answer_text(message)
-        if content.strip():
-            return Answer(content=content, reasoning=reasoning_text(message), message_id=message.id)
+    return final_answer_from_end(reversed(messages))
+
+
+def final_answer_from_end(newest_first: Iterable[BaseMessage]) -> Answer:
+    """``final_answer`` over messages given newest first, reading no further than needed.
+
+    The first AI message with answer text met before a non-empty human message is the
+    latest turn's answer; meeting that human message first means the turn has none.
+    Messages of other kinds neither answer nor end a turn, so a lazy reader may omit them.
+    """
+    for message in newest_first:
+        if isinstance(message, HumanMessage) and message.text.strip():
+            return NO_ANSWER
+        if isinstance(message, AIMessage):
+            content = answer_text(message)
+            if content.strip():
+                return Answer(
+                    content=content, reasoning=reasoning_text(message), message_id=message.id
+                )
     return NO_ANSWER
 
 

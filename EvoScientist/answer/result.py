@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage
 
-from EvoScientist.answer.extract import NO_ANSWER, final_answer
+from EvoScientist.answer.extract import NO_ANSWER, final_answer_from_end
 from EvoScientist.answer.status import (
     START_CHANNEL,
+    RunState,
     RunStatus,
     overlay_thread_status,
     state_from_checkpoint,
@@ -79,7 +80,7 @@ def iso_time(value: Any) -> str | None:
 def answer_from_checkpoint(
     *,
     thread_id: str,
-    messages: Sequence[BaseMessage],
+    newest_first: Iterable[BaseMessage],
     channel_values: Mapping[str, Any],
     pending_writes: Iterable[tuple[str, str, Any]],
     metadata: Mapping[str, Any],
@@ -90,6 +91,7 @@ def answer_from_checkpoint(
 ) -> FinalAnswer:
     """Assemble the record for one root checkpoint.
 
+    ``newest_first`` are its messages, newest first (read only as far as needed).
     ``thread_status`` is the server's view of the thread (``idle``/``busy``/…) where
     known; it takes precedence over what the checkpoint alone suggests.
     """
@@ -98,7 +100,7 @@ def answer_from_checkpoint(
     )
     # Input still waiting in __start__ has not reached the messages channel: the
     # messages there end with the previous turn, whose answer must not be shown.
-    answer = NO_ANSWER if START_CHANNEL in channel_values else final_answer(messages)
+    answer = NO_ANSWER if START_CHANNEL in channel_values else final_answer_from_end(newest_first)
     run_id = metadata.get("run_id")
     return FinalAnswer(
         thread_id=thread_id,
@@ -113,6 +115,18 @@ def answer_from_checkpoint(
         error=state.error,
         interrupts=state.interrupts,
     )
+
+
+def with_thread_status(answer: FinalAnswer, thread_status: str | None) -> FinalAnswer:
+    """``answer`` (derived from its checkpoint alone) as the server's thread status has it."""
+    if thread_status is None:
+        return answer
+    state = overlay_thread_status(
+        RunState(answer.status, error=answer.error, interrupts=answer.interrupts), thread_status
+    )
+    if state.status is answer.status and state.error == answer.error:
+        return answer
+    return replace(answer, status=state.status, error=state.error, interrupts=state.interrupts)
 
 
 def pending_answer(thread_id: str, run_id: str | None, source: Source) -> FinalAnswer:

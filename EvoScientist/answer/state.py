@@ -50,7 +50,9 @@ def answer_from_state(
     checkpoint = state.get("checkpoint") or {}
     return answer_from_checkpoint(
         thread_id=thread_id,
-        messages=coerce_messages(raw_messages if isinstance(raw_messages, list) else []),
+        newest_first=reversed(
+            coerce_messages(raw_messages if isinstance(raw_messages, list) else [])
+        ),
         channel_values=channel_values,
         pending_writes=writes,
         metadata=state.get("metadata") or {},

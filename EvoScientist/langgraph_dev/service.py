@@ -12,19 +12,24 @@ import time
 from collections.abc import Callable
 
 from EvoScientist import settings
-from EvoScientist.answer.result import FinalAnswer
+from EvoScientist.answer.result import FinalAnswer, with_thread_status
 from EvoScientist.store.api_reader import ApiAnswerReader, inside_langgraph_server
+from EvoScientist.store.base import CheckpointAnswerReader
 from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
 from EvoScientist.store.sqlite_reader import SqliteAnswerReader
 
 logger = logging.getLogger(__name__)
 
-# How often a long-poll re-reads a thread that is still running.
-WAIT_POLL_SECONDS = 0.1
+# Long-poll pacing. A direct read wakes on the store's own change signal; these bound
+# the sleeps where no signal exists or where the server's status may lag the store.
+API_POLL_SECONDS = 0.1  # reading through the API: no change signal, poll
+CATCH_UP_POLL_SECONDS = 0.05  # checkpoint says done, server still says busy: soon
+SERVER_STATUS_POLL_SECONDS = 2.0  # a run may die without writing: recheck the server
+STORE_POLL_SECONDS = 5.0  # standalone: the change signal is all there is
 
 
 class FinalAnswerService:
-    def __init__(self, direct: SqliteAnswerReader | None, api: ApiAnswerReader | None) -> None:
+    def __init__(self, direct: CheckpointAnswerReader | None, api: ApiAnswerReader | None) -> None:
         self.direct = direct
         self.api = api
 
@@ -54,11 +59,17 @@ class FinalAnswerService:
 
     async def read(self, thread_id: str, run_id: str | None = None) -> FinalAnswer:
         """The answer now. Raises ``ThreadNotFound`` or ``StoreUnavailable``."""
+        return (await self._read(thread_id, run_id))[0]
+
+    async def _read(self, thread_id: str, run_id: str | None) -> tuple[FinalAnswer, bool]:
+        """The answer, and whether the server lags a checkpoint that looks finished."""
         thread_status = await self._server_thread_status(thread_id)
         direct_failure: StoreUnavailable | None = None
         if self.direct is not None:
             try:
-                return await self.direct.read(thread_id, run_id, thread_status)
+                stored = await self.direct.read(thread_id, run_id)
+                answer = with_thread_status(stored, thread_status)
+                return answer, stored.complete and not answer.complete
             except ThreadNotFound:
                 # The server may know a thread whose first checkpoint is not written
                 # yet, or one it keeps in another store.
@@ -69,7 +80,7 @@ class FinalAnswerService:
                 direct_failure = exc
         if self.api is None:
             raise direct_failure or StoreUnavailable("no store configured")
-        return await self.api.read(thread_id, run_id)
+        return await self.api.read(thread_id, run_id), False
 
     async def wait(
         self,
@@ -80,11 +91,22 @@ class FinalAnswerService:
     ) -> FinalAnswer:
         """Hold until the run is complete, ``changed(answer)`` holds, or time is up."""
         deadline = time.monotonic() + seconds
-        answer = await self.read(thread_id, run_id)
-        while not answer.complete and not (changed is not None and changed(answer)):
+        while True:
+            answer, server_lags = await self._read(thread_id, run_id)
+            if answer.complete or (changed is not None and changed(answer)):
+                return answer
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                break
-            await asyncio.sleep(min(WAIT_POLL_SECONDS, remaining))
-            answer = await self.read(thread_id, run_id)
-        return answer
+                return answer
+            await self._pause(thread_id, answer, server_lags, remaining)
+
+    async def _pause(
+        self, thread_id: str, answer: FinalAnswer, server_lags: bool, remaining: float
+    ) -> None:
+        if server_lags:
+            await asyncio.sleep(min(CATCH_UP_POLL_SECONDS, remaining))
+        elif answer.source == "checkpointer" and self.direct is not None:
+            cap = SERVER_STATUS_POLL_SECONDS if inside_langgraph_server() else STORE_POLL_SECONDS
+            await self.direct.wait_for_change(thread_id, min(cap, remaining))
+        else:
+            await asyncio.sleep(min(API_POLL_SECONDS, remaining))

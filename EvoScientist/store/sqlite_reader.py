@@ -1,66 +1,125 @@
 """Read a thread's final answer straight from ``sessions.db``.
 
 The file is opened read-only (``mode=ro``): a GET never writes to the store and never
-creates it. The checkpoint itself is decoded by ``AsyncSqliteSaver`` (its serializer,
-its pending-writes query, its DeltaChannel history walk); only the choice of which
-checkpoint answers is made here, with the SQL below.
+creates it. One long-lived connection serves every request.
+
+Two ways to decode the answering checkpoint, same result (held against each other by
+``tests/test_lazy_decoding.py``):
+
+- lazy (first): the blob is parsed without building its messages, the DeltaChannel
+  history is walked with the SQL below, and only the newest messages that decide the
+  answer are built, with the saver's own serializer hook;
+- full (whenever the lazy path meets a shape it does not know): ``AsyncSqliteSaver``
+  decodes the checkpoint, its pending writes and its DeltaChannel history, and the
+  channel's own reducer replays them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import aiosqlite
+from langgraph.checkpoint.base import writes_sort_key
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from EvoScientist.answer.result import FinalAnswer, answer_from_checkpoint, pending_answer
-from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
-from EvoScientist.store.messages import checkpoint_messages
+from EvoScientist.answer.result import FinalAnswer, answer_from_checkpoint
+from EvoScientist.answer.status import ERROR_CHANNEL, INTERRUPT_CHANNEL, RESUME_CHANNEL
+from EvoScientist.store import lazy
+from EvoScientist.store.base import CheckpointAnswerReader, Head, sleep_until
+from EvoScientist.store.errors import StoreUnavailable
+from EvoScientist.store.messages import MESSAGES, checkpoint_messages, is_delta_channel
 
 logger = logging.getLogger(__name__)
 
-# Root namespace only (subgraph checkpoints never answer); rows another agent wrote
-# into a shared thread never answer either. Both use the primary key's prefix.
-_ELIGIBLE = """
-    thread_id = ? AND checkpoint_ns = ''
-    AND coalesce(json_extract(CAST(metadata AS TEXT), '$.agent_name'), ?) = ?
+# The newest root-namespace checkpoint (subgraph checkpoints never answer) that this
+# agent wrote (another agent's rows in a shared thread never answer), with a signature
+# of the writes stored against it: a resume or an interrupt lands there without a new
+# checkpoint, and INSERT OR REPLACE gives a replaced row a new rowid.
+_HEAD_SQL = """
+SELECT c.checkpoint_id,
+       (SELECT count(*) FROM writes w
+         WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = ''
+           AND w.checkpoint_id = c.checkpoint_id),
+       (SELECT coalesce(max(w.rowid), 0) FROM writes w
+         WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = ''
+           AND w.checkpoint_id = c.checkpoint_id)
+FROM checkpoints c
+WHERE c.thread_id = ? AND c.checkpoint_ns = ''
+  AND coalesce(json_extract(CAST(c.metadata AS TEXT), '$.agent_name'), ?) = ?
+  {run_filter}
+ORDER BY c.checkpoint_id DESC LIMIT 1
 """
-LATEST_CHECKPOINT_SQL = f"""
-SELECT checkpoint_id FROM checkpoints
-WHERE {_ELIGIBLE}
-ORDER BY checkpoint_id DESC LIMIT 1
+HEAD_SQL = _HEAD_SQL.format(run_filter="")
+RUN_HEAD_SQL = _HEAD_SQL.format(
+    run_filter="AND json_extract(CAST(c.metadata AS TEXT), '$.run_id') = ?"
+)
+CHECKPOINT_SQL = """
+SELECT type, checkpoint, metadata, parent_checkpoint_id FROM checkpoints
+WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
 """
-LATEST_RUN_CHECKPOINT_SQL = f"""
-SELECT checkpoint_id FROM checkpoints
-WHERE {_ELIGIBLE} AND json_extract(CAST(metadata AS TEXT), '$.run_id') = ?
-ORDER BY checkpoint_id DESC LIMIT 1
+# Only the writes that decide the status; message writes are the history's business.
+STATUS_WRITES_SQL = f"""
+SELECT task_id, channel, type, value FROM writes
+WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
+  AND channel IN ('{ERROR_CHANNEL}', '{INTERRUPT_CHANNEL}', '{RESUME_CHANNEL}')
+ORDER BY task_id, idx
 """
-NO_CHECKPOINTS_TABLE = "no such table: checkpoints"
+# Ancestors nearest first, by parent link (ids are ordered only within one process).
+# CROSS JOIN keeps the chain as the outer loop: one primary-key lookup per step. The
+# depth bound ends a chain that INSERT OR REPLACE turned into a loop.
+ANCESTORS_SQL = """
+WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, type, checkpoint, depth) AS (
+  SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, 0 FROM checkpoints
+  WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
+  UNION ALL
+  SELECT c.checkpoint_id, c.parent_checkpoint_id, c.type, c.checkpoint, chain.depth + 1
+  FROM chain CROSS JOIN checkpoints c ON c.checkpoint_id = chain.parent_checkpoint_id
+  WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND chain.depth < ?
+)
+SELECT checkpoint_id, type, checkpoint FROM chain
+"""
+MESSAGE_WRITES_SQL = """
+SELECT checkpoint_id, {task_path}, task_id, idx, type, value FROM writes
+WHERE thread_id = ? AND checkpoint_ns = '' AND channel = ? AND checkpoint_id IN ({ids})
+"""
 WRITES_HAVE_TASK_PATH_SQL = "SELECT 1 FROM pragma_table_info('writes') WHERE name = 'task_path'"
+DATA_VERSION_SQL = "PRAGMA data_version"
+NO_CHECKPOINTS_TABLE = "no such table: checkpoints"
 
+MAX_CHAIN_DEPTH = 100_000
 # How long a read waits on a writer's lock before giving up on this path.
 BUSY_TIMEOUT_SECONDS = 1.0
+# How often waiting requests look for a commit by another connection.
+CHANGE_POLL_SECONDS = 0.02
 
 
 def read_only_uri(path: Path) -> str:
     return f"file:{quote(str(path.resolve()))}?mode=ro"
 
 
-class SqliteAnswerReader:
+class SqliteAnswerReader(CheckpointAnswerReader):
     """One long-lived read-only connection to ``sessions.db``, reopened after failures."""
 
-    def __init__(self, path: Path, agent_name: str) -> None:
+    def __init__(self, path: Path, agent_name: str, *, lazy_decoding: bool = True) -> None:
+        super().__init__(agent_name)
         self.path = path
-        self.agent_name = agent_name
+        self.lazy_decoding = lazy_decoding
         self._saver: AsyncSqliteSaver | None = None
         self._conn: aiosqlite.Connection | None = None
         self._open_lock = asyncio.Lock()
+        self._changed = asyncio.Event()
+        self._waiters = 0
+        self._watcher: asyncio.Task[None] | None = None
+
+    # -- connection ---------------------------------------------------------------
 
     async def _open(self) -> AsyncSqliteSaver:
         async with self._open_lock:
@@ -85,6 +144,10 @@ class SqliteAnswerReader:
             return saver
 
     async def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            await asyncio.gather(self._watcher, return_exceptions=True)
+            self._watcher = None
         async with self._open_lock:
             conn, self._conn, self._saver = self._conn, None, None
         if conn is not None:
@@ -95,60 +158,185 @@ class SqliteAnswerReader:
         """The saver, with every failure to read turned into ``StoreUnavailable``."""
         try:
             yield await self._open()
-        except (ThreadNotFound, StoreUnavailable, asyncio.CancelledError):
+        except (StoreUnavailable, asyncio.CancelledError):
             raise
         except (sqlite3.Error, ValueError, OSError) as exc:
-            await self.close()
+            await self._reset()
             raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
         except Exception as exc:  # an undecodable blob may raise anything
-            await self.close()
+            await self._reset()
             raise StoreUnavailable(f"unreadable checkpoint: {type(exc).__name__}: {exc}") from exc
 
-    async def read(
-        self, thread_id: str, run_id: str | None = None, thread_status: str | None = None
-    ) -> FinalAnswer:
-        async with self._session() as saver:
-            checkpoint_id = await self._latest_checkpoint_id(saver, thread_id, run_id)
-            if checkpoint_id is None:
-                if run_id is not None and await self._latest_checkpoint_id(saver, thread_id, None):
-                    return pending_answer(thread_id, run_id, "checkpointer")
-                raise ThreadNotFound(thread_id)
-            config = {
-                "configurable": {
-                    "thread_id": thread_id,
-                    "checkpoint_ns": "",
-                    "checkpoint_id": checkpoint_id,
-                }
-            }
-            tup = await saver.aget_tuple(config)
-            if tup is None:  # pruned between the two queries
-                raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
-            messages = await checkpoint_messages(saver, tup)
-            return answer_from_checkpoint(
-                thread_id=thread_id,
-                messages=messages,
-                channel_values=tup.checkpoint.get("channel_values", {}),
-                pending_writes=tup.pending_writes or [],
-                metadata=tup.metadata,
-                checkpoint_id=checkpoint_id,
-                ts=tup.checkpoint.get("ts"),
-                source="checkpointer",
-                thread_status=thread_status,
-            )
+    async def _reset(self) -> None:
+        async with self._open_lock:
+            conn, self._conn, self._saver = self._conn, None, None
+        if conn is not None:
+            await conn.close()
 
-    async def _latest_checkpoint_id(
-        self, saver: AsyncSqliteSaver, thread_id: str, run_id: str | None
-    ) -> str | None:
-        if run_id is None:
-            sql, params = LATEST_CHECKPOINT_SQL, (thread_id, self.agent_name, self.agent_name)
-        else:
-            sql = LATEST_RUN_CHECKPOINT_SQL
-            params = (thread_id, self.agent_name, self.agent_name, run_id)
+    async def _fetch(
+        self, saver: AsyncSqliteSaver, sql: str, params: Sequence[Any]
+    ) -> list[sqlite3.Row]:
+        async with saver.lock, saver.conn.execute(sql, params) as cur:
+            return list(await cur.fetchall())
+
+    # -- CheckpointAnswerReader -------------------------------------------------
+
+    async def head(self, thread_id: str, run_id: str | None) -> Head | None:
+        params: list[Any] = [thread_id, self.agent_name, self.agent_name]
+        if run_id is not None:
+            params.append(run_id)
+        async with self._session() as saver:
+            try:
+                rows = await self._fetch(saver, RUN_HEAD_SQL if run_id else HEAD_SQL, params)
+            except sqlite3.OperationalError as exc:
+                if NO_CHECKPOINTS_TABLE in str(exc):
+                    return None  # a store nothing has been written to holds no thread
+                raise
+        if not rows:
+            return None
+        checkpoint_id, count, last_rowid = rows[0]
+        return Head(checkpoint_id, (count, last_rowid))
+
+    async def answer(self, thread_id: str, head: Head) -> FinalAnswer:
+        async with self._session() as saver:
+            if self.lazy_decoding:
+                try:
+                    return await self.lazy_answer(saver, thread_id, head.checkpoint_id)
+                except lazy.Unexpected as exc:
+                    logger.info("thread %s: full decode (%s)", thread_id, exc)
+            return await self.full_answer(saver, thread_id, head.checkpoint_id)
+
+    async def wait_for_change(self, thread_id: str, timeout: float) -> None:
+        """Wake on any commit to the file (``PRAGMA data_version``), polled by one task
+        for all waiting requests; a commit is rare next to the polls it replaces."""
+        self._waiters += 1
         try:
-            async with saver.lock, saver.conn.execute(sql, params) as cur:
-                row = await cur.fetchone()
-        except sqlite3.OperationalError as exc:
-            if NO_CHECKPOINTS_TABLE in str(exc):
-                return None  # a store nothing has been written to holds no thread
-            raise
-        return row[0] if row else None
+            if self._watcher is None or self._watcher.done():
+                self._watcher = asyncio.create_task(self._watch())
+            await sleep_until(self._changed, timeout)
+        finally:
+            self._waiters -= 1
+
+    async def _watch(self) -> None:
+        last: int | None = None
+        while self._waiters > 0:
+            try:
+                async with self._session() as saver:
+                    rows = await self._fetch(saver, DATA_VERSION_SQL, ())
+                version = rows[0][0]
+            except StoreUnavailable:
+                version = None
+            if version != last:
+                if last is not None:
+                    changed, self._changed = self._changed, asyncio.Event()
+                    changed.set()
+                last = version
+            await asyncio.sleep(CHANGE_POLL_SECONDS)
+
+    # -- decoding -------------------------------------------------------------------
+
+    async def full_answer(
+        self, saver: AsyncSqliteSaver, thread_id: str, checkpoint_id: str
+    ) -> FinalAnswer:
+        config = {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": "",
+                "checkpoint_id": checkpoint_id,
+            }
+        }
+        tup = await saver.aget_tuple(config)
+        if tup is None:  # pruned between the two queries
+            raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
+        messages = await checkpoint_messages(saver, tup)
+        return answer_from_checkpoint(
+            thread_id=thread_id,
+            newest_first=reversed(messages),
+            channel_values=tup.checkpoint.get("channel_values", {}),
+            pending_writes=tup.pending_writes or [],
+            metadata=tup.metadata,
+            checkpoint_id=checkpoint_id,
+            ts=tup.checkpoint.get("ts"),
+            source="checkpointer",
+        )
+
+    async def lazy_answer(
+        self, saver: AsyncSqliteSaver, thread_id: str, checkpoint_id: str
+    ) -> FinalAnswer:
+        hook = getattr(saver.serde, "_unpack_ext_hook", None)
+        if hook is None:
+            raise lazy.Unexpected(f"serializer {type(saver.serde).__name__} has no ext hook")
+        rows = await self._fetch(saver, CHECKPOINT_SQL, (thread_id, checkpoint_id))
+        if not rows:
+            raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
+        type_, blob, metadata_blob, parent_id = rows[0]
+        checkpoint = _parse_msgpack(type_, blob)
+        raw_values = checkpoint.get("channel_values")
+        if not isinstance(raw_values, dict):
+            raise lazy.Unexpected("checkpoint without channel_values")
+        metadata = json.loads(metadata_blob) if metadata_blob is not None else {}
+        channel_values = {
+            name: lazy.materialize(value, hook)
+            for name, value in raw_values.items()
+            if name != MESSAGES
+        }
+        status_rows = await self._fetch(saver, STATUS_WRITES_SQL, (thread_id, checkpoint_id))
+        pending_writes = [
+            (task_id, channel, saver.serde.loads_typed((wtype, value)))
+            for task_id, channel, wtype, value in status_rows
+        ]
+        if MESSAGES in raw_values:
+            entries = lazy.messages_value(raw_values[MESSAGES])
+        elif is_delta_channel(metadata) and parent_id:
+            entries = await self._delta_entries(saver, thread_id, parent_id)
+        else:
+            entries = []
+        return answer_from_checkpoint(
+            thread_id=thread_id,
+            newest_first=lazy.newest_first(entries, hook),
+            channel_values=channel_values,
+            pending_writes=pending_writes,
+            metadata=metadata,
+            checkpoint_id=checkpoint_id,
+            ts=checkpoint.get("ts"),
+            source="checkpointer",
+        )
+
+    async def _delta_entries(
+        self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
+    ) -> list[lazy.LazyMessage]:
+        """The DeltaChannel's value at a checkpoint: the nearest stored value up the
+        parent chain, then every write since (the checkpoint's own excluded)."""
+        chain: list[str] = []
+        seed: list[lazy.LazyMessage] = []
+        async with (
+            saver.lock,
+            saver.conn.execute(
+                ANCESTORS_SQL, (thread_id, parent_id, thread_id, MAX_CHAIN_DEPTH)
+            ) as cur,
+        ):
+            async for ancestor_id, type_, blob in cur:
+                if ancestor_id in chain:
+                    break  # a loop: the walk has seen everything it can
+                chain.append(ancestor_id)
+                values = _parse_msgpack(type_, blob).get("channel_values") or {}
+                if MESSAGES in values:
+                    seed = lazy.messages_value(values[MESSAGES])
+                    break
+        position = {checkpoint_id: -depth for depth, checkpoint_id in enumerate(chain)}
+        task_path = "task_path" if saver._has_task_path else "''"
+        sql = MESSAGE_WRITES_SQL.format(task_path=task_path, ids=",".join("?" * len(chain)))
+        rows = await self._fetch(saver, sql, (thread_id, MESSAGES, *chain))
+        # Oldest checkpoint first; within one, the order live execution applied them.
+        rows.sort(key=lambda r: (position[r[0]], writes_sort_key(r[1], r[2], r[3])))
+        batches = [lazy.write_entries(_parse_msgpack(wtype, value)) for *_, wtype, value in rows]
+        return lazy.replay(seed, batches)
+
+
+def _parse_msgpack(type_: str, blob: bytes) -> Any:
+    if type_ != "msgpack":
+        raise lazy.Unexpected(f"{type_!r} blob")
+    try:
+        return lazy.parse(blob)
+    except Exception as exc:  # ormsgpack raises its own error types
+        raise lazy.Unexpected(f"unparseable blob: {exc}") from exc

@@ -1,0 +1,91 @@
+"""What every checkpointer-backed reader shares: pick the head, answer it once, cache.
+
+A poll that finds the same head (same newest checkpoint, same writes against it) as
+the last one gets the cached answer without reading a blob; the server's thread status
+is applied afterwards, so it never goes stale in the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from EvoScientist.answer.result import FinalAnswer, pending_answer, with_thread_status
+from EvoScientist.store.errors import ThreadNotFound
+
+CACHE_SIZE = 1024
+
+
+@dataclass(frozen=True)
+class Head:
+    """The checkpoint that answers, and a signature of the writes stored against it
+    (a resume or an interrupt is written there without a new checkpoint)."""
+
+    checkpoint_id: str
+    writes: tuple[int, int]
+
+
+class AnswerCache:
+    """Answers by ``(thread, head)``, least recently used out first."""
+
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple[str, Head], FinalAnswer] = OrderedDict()
+
+    def get(self, thread_id: str, head: Head) -> FinalAnswer | None:
+        answer = self._entries.get((thread_id, head))
+        if answer is not None:
+            self._entries.move_to_end((thread_id, head))
+        return answer
+
+    def put(self, thread_id: str, head: Head, answer: FinalAnswer) -> None:
+        self._entries[(thread_id, head)] = answer
+        self._entries.move_to_end((thread_id, head))
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+
+class CheckpointAnswerReader(ABC):
+    """Reads answers from a checkpointer's own tables (``source: "checkpointer"``)."""
+
+    def __init__(self, agent_name: str) -> None:
+        self.agent_name = agent_name
+        self.cache = AnswerCache()
+
+    @abstractmethod
+    async def head(self, thread_id: str, run_id: str | None) -> Head | None:
+        """The newest root checkpoint this agent wrote (for ``run_id``, that run's)."""
+
+    @abstractmethod
+    async def answer(self, thread_id: str, head: Head) -> FinalAnswer:
+        """Decode ``head`` into an answer, from the checkpoint alone."""
+
+    @abstractmethod
+    async def wait_for_change(self, thread_id: str, timeout: float) -> None:
+        """Return when the store may have changed for ``thread_id``, or after ``timeout``."""
+
+    async def close(self) -> None:  # noqa: B027 - readers without resources need nothing
+        pass
+
+    async def read(
+        self, thread_id: str, run_id: str | None = None, thread_status: str | None = None
+    ) -> FinalAnswer:
+        """The answer from the checkpoint, seen through ``thread_status`` when given."""
+        head = await self.head(thread_id, run_id)
+        if head is None:
+            if run_id is not None and await self.head(thread_id, None) is not None:
+                return pending_answer(thread_id, run_id, "checkpointer")
+            raise ThreadNotFound(thread_id)
+        answer = self.cache.get(thread_id, head)
+        if answer is None:
+            answer = await self.answer(thread_id, head)
+            self.cache.put(thread_id, head, answer)
+        return with_thread_status(answer, thread_status)
+
+
+async def sleep_until(event: asyncio.Event, timeout: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), timeout)

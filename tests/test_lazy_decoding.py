@@ -1,0 +1,134 @@
+"""The lazy decoder against the saver's full decode, on every root checkpoint of real
+threads: same answer, same status, same everything, or an explicit hand-over to the
+full decode (``lazy.Unexpected``) for the shapes it leaves alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from EvoScientist.store import lazy
+from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from tests.seeds import AGENT_NAME, SeededThread, Seeder
+
+
+async def root_checkpoint_ids(seeder: Seeder, thread: SeededThread) -> list[str]:
+    config = {"configurable": {"thread_id": thread.thread_id, "checkpoint_ns": ""}}
+    return [tup.checkpoint["id"] async for tup in seeder.saver.alist(config)]
+
+
+async def compare_every_checkpoint(
+    db_path: Path, seeder: Seeder, threads: list[SeededThread]
+) -> tuple[int, int]:
+    """(checkpoints decoded lazily, checkpoints handed to the full decode)."""
+    reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    lazily = handed_over = 0
+    try:
+        saver = await reader._open()
+        for thread in threads:
+            for checkpoint_id in await root_checkpoint_ids(seeder, thread):
+                full = await reader.full_answer(saver, thread.thread_id, checkpoint_id)
+                try:
+                    fast = await reader.lazy_answer(saver, thread.thread_id, checkpoint_id)
+                except lazy.Unexpected:
+                    handed_over += 1
+                    continue
+                assert fast == full, (thread.label, checkpoint_id)
+                lazily += 1
+    finally:
+        await reader.close()
+    return lazily, handed_over
+
+
+async def test_every_scenario_decodes_the_same(
+    db_path: Path, seeder: Seeder, scenario_threads: list[SeededThread]
+) -> None:
+    lazily, _ = await compare_every_checkpoint(db_path, seeder, scenario_threads)
+    assert lazily >= 40  # the lazy path is the one that ran, not the fallback
+
+
+@pytest.mark.parametrize("turns", [1, 5, 9])
+async def test_delta_channel_between_and_at_snapshots(
+    db_path: Path, seeder: Seeder, turns: int
+) -> None:
+    thread = await seeder.chat([f"answer {i}" for i in range(turns)], mode="delta")
+    lazily, handed_over = await compare_every_checkpoint(db_path, seeder, [thread])
+    assert lazily > 0 and handed_over == 0
+
+
+async def test_compaction_by_remove_message_decodes_lazily(db_path: Path, seeder: Seeder) -> None:
+    thread = await seeder.delta_compacted(how="remove")
+    lazily, handed_over = await compare_every_checkpoint(db_path, seeder, [thread])
+    assert lazily > 0 and handed_over == 0
+
+
+async def test_compaction_by_overwrite_decodes_the_same(db_path: Path, seeder: Seeder) -> None:
+    thread = await seeder.delta_compacted(how="overwrite")
+    lazily, _ = await compare_every_checkpoint(db_path, seeder, [thread])
+    assert lazily > 0
+    reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    try:
+        answer = await reader.read(thread.thread_id)
+    finally:
+        await reader.close()
+    assert answer.content == "compacted answer (overwrite)"
+
+
+def test_an_overwrite_in_the_history_is_left_to_the_full_decode() -> None:
+    """The lazy replay does not fold Overwrite; it says so instead of guessing."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from langgraph.types import Overwrite
+
+    blob = JsonPlusSerializer().dumps_typed(Overwrite([HumanMessage("q")]))[1]
+    with pytest.raises(lazy.Unexpected):
+        lazy.write_entries(lazy.parse(blob))
+
+
+async def test_input_waiting_in_start_decodes_the_same(db_path: Path, seeder: Seeder) -> None:
+    thread = await seeder.input_not_yet_applied()
+    lazily, _ = await compare_every_checkpoint(db_path, seeder, [thread])
+    assert lazily > 0
+
+
+async def test_messages_written_as_dicts_decode_the_same(db_path: Path, seeder: Seeder) -> None:
+    """JSON input (as the HTTP API sends it) next to message objects."""
+    thread = await seeder.chat(["dict answer"], mode="delta")
+
+    def answer_in_dicts(state: dict) -> dict:
+        return {"messages": [{"type": "ai", "content": "from a dict", "id": "dict-ai-1"}]}
+
+    from tests.seeds import node_graph
+
+    graph = node_graph(seeder.saver, [("dicts", answer_in_dicts)], mode="delta")
+    await seeder.run(
+        thread, {"messages": [{"role": "user", "content": "dict question"}]}, graph=graph
+    )
+    lazily, handed_over = await compare_every_checkpoint(db_path, seeder, [thread])
+    assert lazily > 0 and handed_over == 0
+    reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    try:
+        assert (await reader.read(thread.thread_id)).content == "from a dict"
+    finally:
+        await reader.close()
+
+
+def test_replay_matches_the_reducer_on_ids() -> None:
+    """Same id replaces in place, RemoveMessage deletes, no id appends."""
+    from langchain_core.messages import RemoveMessage
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from langgraph.graph.message import _messages_delta_reducer
+
+    serde = JsonPlusSerializer()
+
+    def entries(messages: list) -> list[lazy.LazyMessage]:
+        return lazy.write_entries(lazy.parse(serde.dumps_typed(messages)[1]))
+
+    seed = [HumanMessage("q", id="h"), AIMessage("old", id="a"), AIMessage("gone", id="g")]
+    writes = [[AIMessage("new", id="a")], [RemoveMessage(id="g")], [AIMessage("tail")]]
+    expected = _messages_delta_reducer(seed, writes)
+    replayed = lazy.replay(entries(seed), [entries(w) for w in writes])
+    hook = serde._unpack_ext_hook
+    built = [entry.build(hook) for entry in replayed]
+    assert [(m.id, m.content) for m in built] == [(m.id, m.content) for m in expected]
