@@ -32,7 +32,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def write_config(workdir: Path, *, checkpointer: bool = True, http: bool = True) -> Path:
+def write_config(
+    workdir: Path,
+    *,
+    checkpointer: bool = True,
+    http: bool = True,
+    extra_graphs: dict[str, str] | None = None,
+) -> Path:
     """A ``langgraph.json`` like the repository's, optionally without our checkpointer
     (then langgraph dev keeps checkpoints in its own in-memory store: a non-SQLite
     deployment, where the route must answer through the API), or without our routes
@@ -45,6 +51,8 @@ def write_config(workdir: Path, *, checkpointer: bool = True, http: bool = True)
             for name, spec in repo_config["graphs"].items()
         },
     }
+    for name, spec in (extra_graphs or {}).items():  # repo-relative file:attr specs
+        config["graphs"][name] = str(REPO / spec)
     if http:
         config["http"] = repo_config["http"]
     if checkpointer:
@@ -104,12 +112,15 @@ def langgraph_dev(
     *,
     checkpointer: bool = True,
     http: bool = True,
+    extra_graphs: dict[str, str] | None = None,
     port: int | None = None,
     env: dict[str, str] | None = None,
 ) -> Iterator[DevServer]:
     workdir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
-    config = write_config(workdir, checkpointer=checkpointer, http=http)
+    config = write_config(
+        workdir, checkpointer=checkpointer, http=http, extra_graphs=extra_graphs
+    )
     port = port or free_port()
     log_path = workdir / f"langgraph-dev-{port}.log"
     server_env = {
