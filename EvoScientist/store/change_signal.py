@@ -1,0 +1,187 @@
+"""A cheap "the store may have changed" signal for long-polls, without polling queries.
+
+On Linux, inotify on the store's directory: the kernel says when the file, its WAL or
+its journal is written, and an idle waiter costs nothing. Elsewhere (or if inotify is
+refused), one task ``stat``s the files every ``POLL_SECONDS`` while anyone waits.
+
+Waiters take a ``token()`` before they read and ``wait(token, …)`` after: a change
+between the two wakes them at once, so no commit is ever missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import ctypes.util
+import logging
+import os
+import struct
+import sys
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+POLL_SECONDS = 0.1
+# A commit touches the WAL several times in a row: report it once.
+COALESCE_SECONDS = 0.005
+
+IN_MODIFY = 0x002
+IN_CLOSE_WRITE = 0x008
+IN_MOVED_TO = 0x080
+IN_CREATE = 0x100
+IN_DELETE = 0x200
+IN_NONBLOCK = 0o4000
+IN_CLOEXEC = 0o2000000
+_EVENT_HEADER = struct.Struct("iIII")
+_WATCHED_EVENTS = IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE
+
+
+class ChangeSignal:
+    """Counts changes; ``wait`` returns once the count moves past a token."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.names = {path.name, f"{path.name}-wal", f"{path.name}-journal"}
+        self._count = 0
+        self._changed: asyncio.Event | None = None
+
+    def _event(self) -> asyncio.Event:
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        return self._changed
+
+    def _bump(self) -> None:
+        self._count += 1
+        changed, self._changed = self._event(), asyncio.Event()
+        changed.set()
+
+    def token(self) -> int:
+        return self._count
+
+    async def wait(self, since: int, timeout: float) -> None:
+        if self._count != since:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._event().wait(), timeout)
+
+    def close(self) -> None:
+        pass
+
+
+class InotifySignal(ChangeSignal):
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self._fd: int | None = None
+        self._flush: asyncio.Handle | None = None
+
+    @staticmethod
+    def available() -> bool:
+        return sys.platform.startswith("linux") and ctypes.util.find_library("c") is not None
+
+    def _start(self) -> None:
+        if self._fd is not None:
+            return
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
+        directory = os.fsencode(self.path.parent)
+        if libc.inotify_add_watch(fd, directory, _WATCHED_EVENTS) < 0:
+            error = ctypes.get_errno()
+            os.close(fd)
+            raise OSError(error, f"inotify_add_watch({self.path.parent}) failed")
+        asyncio.get_running_loop().add_reader(fd, self._on_events)
+        self._fd = fd
+
+    def _on_events(self) -> None:
+        assert self._fd is not None
+        try:
+            data = os.read(self._fd, 65536)
+        except BlockingIOError:
+            return
+        offset, relevant = 0, False
+        while offset < len(data):
+            _wd, _mask, _cookie, length = _EVENT_HEADER.unpack_from(data, offset)
+            start = offset + _EVENT_HEADER.size
+            name = data[start : start + length].rstrip(b"\0").decode(errors="replace")
+            relevant |= name in self.names
+            offset = start + length
+        if relevant and self._flush is None:
+            self._flush = asyncio.get_running_loop().call_later(COALESCE_SECONDS, self._flushed)
+
+    def _flushed(self) -> None:
+        self._flush = None
+        self._bump()
+
+    def token(self) -> int:
+        self._start()
+        return super().token()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(RuntimeError):  # the loop may be gone already
+                asyncio.get_running_loop().remove_reader(self._fd)
+            os.close(self._fd)
+            self._fd = None
+
+
+class PollingSignal(ChangeSignal):
+    """One task ``stat``s the file and its WAL while anyone waits."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self._last = self._fingerprint()
+        self._waiters = 0
+        self._task: asyncio.Task[None] | None = None
+
+    def _fingerprint(self) -> tuple[tuple[int, int] | None, ...]:
+        def stat(path: Path) -> tuple[int, int] | None:
+            try:
+                info = path.stat()
+            except OSError:
+                return None
+            return info.st_mtime_ns, info.st_size
+
+        return tuple(stat(self.path.with_name(name)) for name in sorted(self.names))
+
+    def _observe(self) -> None:
+        current = self._fingerprint()
+        if current != self._last:
+            self._last = current
+            self._bump()
+
+    def token(self) -> int:
+        self._observe()  # a change before the token is the token's, not the wait's
+        return super().token()
+
+    async def wait(self, since: int, timeout: float) -> None:
+        self._waiters += 1
+        try:
+            if self._task is None or self._task.done():
+                self._task = asyncio.create_task(self._poll())
+            await super().wait(since, timeout)
+        finally:
+            self._waiters -= 1
+
+    async def _poll(self) -> None:
+        while self._waiters > 0:
+            await asyncio.sleep(POLL_SECONDS)
+            self._observe()
+
+    def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+def change_signal(path: Path) -> ChangeSignal:
+    """inotify where it works, ``stat`` polling elsewhere."""
+    if InotifySignal.available() and path.parent.is_dir():
+        signal = InotifySignal(path)
+        try:
+            signal._start()
+            return signal
+        except (OSError, RuntimeError) as exc:
+            logger.info("inotify unavailable for %s (%s); polling instead", path, exc)
+            signal.close()
+    return PollingSignal(path)

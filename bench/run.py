@@ -1,0 +1,321 @@
+"""The benchmark scenarios of issue 5, measured side by side in one run.
+
+Sizes are message counts of one research thread. Every ratio below comes from medians
+taken in the same interleaved rounds, so machine noise hits both sides alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+import httpx
+
+from bench import seed
+from bench.timing import interleaved, ms, percentile
+from EvoScientist.langgraph_dev.http import create_app
+from EvoScientist.langgraph_dev.service import FinalAnswerService
+from EvoScientist.store import lazy
+from EvoScientist.store.base import AnswerCache
+from EvoScientist.store.sqlite_reader import SqliteAnswerReader, read_only_uri
+from tests.servers import free_port, langgraph_dev, stop
+
+REPO = Path(__file__).resolve().parents[1]
+AGENT = "EvoScientist"
+FLOOR_SQL = (
+    "SELECT checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+    "ORDER BY checkpoint_id DESC LIMIT 1"
+)
+
+
+def route(thread_id: str) -> str:
+    return f"/api/threads/{thread_id}/final-answer"
+
+
+@dataclass
+class Report:
+    sizes: dict[tuple[str, int], dict[str, float]] = field(default_factory=dict)
+    response_bytes: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+    flat: dict[str, dict[str, float]] = field(default_factory=dict)
+    long_poll: dict[str, float] = field(default_factory=dict)
+    load: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+class InProcess:
+    """The standalone app, in-process over ASGI, reading one store directly."""
+
+    def __init__(self, db: Path) -> None:
+        self.service = FinalAnswerService(SqliteAnswerReader(db, AGENT), None)
+        transport = httpx.ASGITransport(app=create_app(lambda: self.service))
+        self.client = httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=90)
+
+    async def cold(self, thread_id: str) -> httpx.Response:
+        """A request whose checkpoint is not cached: the decode is measured."""
+        assert self.service.direct is not None
+        self.service.direct.cache = AnswerCache()
+        return await self.get(thread_id)
+
+    async def get(self, thread_id: str, **params: Any) -> httpx.Response:
+        response = await self.client.get(route(thread_id), params=params)
+        response.raise_for_status()
+        return response
+
+    async def close(self) -> None:
+        await self.client.aclose()
+        await self.service.close()
+
+
+class Floor:
+    """SELECT of the newest checkpoint blob plus a msgpack parse that builds no objects."""
+
+    def __init__(self, db: Path) -> None:
+        self.db = db
+        self.conn: aiosqlite.Connection | None = None
+
+    async def __call__(self, thread_id: str) -> Any:
+        if self.conn is None:
+            self.conn = await aiosqlite.connect(read_only_uri(self.db), uri=True)
+        async with self.conn.execute(FLOOR_SQL, (thread_id,)) as cur:
+            (blob,) = await cur.fetchone()
+        return lazy.parse(blob)
+
+    async def close(self) -> None:
+        if self.conn is not None:
+            await self.conn.close()
+
+
+async def size_sweep(report: Report, sizes: list[int], work: Path) -> None:
+    """Floor, route in-process (cold and repeat), route over HTTP, /state over HTTP."""
+    with langgraph_dev(
+        work / "server",
+        work / "server-data",
+        extra_graphs={"bench": "bench/graphs.py:make_bench_graph"},
+    ) as server:
+        threads: dict[tuple[str, int], str] = {}
+        for mode in ("plain", "delta"):
+            for size in sizes:
+                print(f"  seeding {mode} thread of {size} messages", flush=True)
+                threads[(mode, size)] = await seed.thread_via_server(server.url, mode, size)
+        local = InProcess(server.sessions_db)
+        floor = Floor(server.sessions_db)
+        async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
+            for (mode, size), thread_id in threads.items():
+
+                async def over_http(tid: str = thread_id) -> None:
+                    (await http.get(route(tid))).raise_for_status()
+
+                async def state(tid: str = thread_id) -> None:
+                    (await http.get(f"/threads/{tid}/state")).raise_for_status()
+
+                methods = {
+                    "floor": lambda tid=thread_id: floor(tid),
+                    "route in-process": lambda tid=thread_id: local.cold(tid),
+                    "route in-process, repeat poll": lambda tid=thread_id: local.get(tid),
+                    "route over HTTP": over_http,
+                    "GET /threads/{id}/state": state,
+                }
+                rounds = 25 if size <= 2_000 else 9
+                report.sizes[(mode, size)] = await interleaved(methods, rounds)
+                body = (await local.get(thread_id)).content
+                content = json.loads(body)["content"]
+                report.response_bytes[(mode, size)] = (len(body), len(content.encode()))
+                print(
+                    f"  {mode:5} {size:>6}: "
+                    + ", ".join(f"{k} {ms(v)}" for k, v in report.sizes[(mode, size)].items()),
+                    flush=True,
+                )
+        await local.close()
+        await floor.close()
+
+
+async def flatness(report: Report, work: Path) -> None:
+    """Same thread, 10 vs 10,000 threads in the store; 10 vs 10,000 checkpoints in it."""
+    few, many = work / "few-threads.db", work / "many-threads.db"
+    await seed.thread_direct(few, "template", "plain", 200)
+    seed.copy_db(few, many)
+    seed.clone_threads(few, "template", 9)
+    seed.clone_threads(many, "template", 9_999)
+    stores = {"10 threads": InProcess(few), "10,000 threads": InProcess(many)}
+    report.flat["threads"] = await interleaved(
+        {name: lambda s=store: s.cold("template") for name, store in stores.items()}, 40
+    )
+    for store in stores.values():
+        await store.close()
+
+    deep = work / "checkpoints.db"
+    print("  seeding threads of 10 and 10,000 checkpoints", flush=True)
+    await seed.long_thread(deep, "short", 10)
+    await seed.long_thread(deep, "long", 10_000)
+    store = InProcess(deep)
+    report.flat["checkpoints"] = await interleaved(
+        {
+            "10 checkpoints": lambda: store.cold("short"),
+            "10,000 checkpoints": lambda: store.cold("long"),
+        },
+        40,
+    )
+    await store.close()
+
+
+async def long_poll(report: Report, work: Path) -> None:
+    """Wake-up delay after the final commit, and the CPU cost of idle waiters."""
+    from bench.waiting import idle_waiter_cpu, wake_delays
+
+    db = work / "long-poll.db"
+    delays = await wake_delays(db, InProcess(db), runs=10)
+    report.long_poll["wake median"] = statistics.median(delays)
+    report.long_poll["wake max"] = max(delays)
+    cpu_share, window = await idle_waiter_cpu(db, InProcess(db), waiters=100)
+    report.long_poll["idle cpu share"] = cpu_share
+    report.long_poll["idle window"] = window
+
+
+async def load(report: Report, work: Path) -> None:
+    """100 pollers (half wait=0 every second, half wait=30) while a run writes a
+    checkpoint every 100 ms; the app in its own process, the writer in another."""
+    db = work / "load" / "sessions.db"
+    db.parent.mkdir()
+    await seed.thread_direct(db, "seed", "plain", 20)
+    steps = 60
+    unloaded = writer_steps(db, "unloaded", steps)
+    port = free_port()
+    env = {**os.environ, "EVOSCIENTIST_DATA_DIR": str(db.parent)}
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "EvoScientist.langgraph_dev.http:app",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        env=env,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up_app(url, server)
+        writer = asyncio.create_task(asyncio.to_thread(writer_steps, db, "loaded", steps))
+        await asyncio.sleep(0.5)  # the run's first checkpoint exists
+        latencies, errors = await pollers(url, "loaded", writer)
+        loaded = await writer
+    finally:
+        stop(server)
+    report.load = {
+        "errors": errors,
+        "requests": len(latencies),
+        "p50": percentile(latencies, 0.5),
+        "p99": percentile(latencies, 0.99),
+        "step unloaded": statistics.mean(unloaded),
+        "step loaded": statistics.mean(loaded),
+    }
+
+
+def wait_until_up_app(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/api/models", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError("the app did not start")
+
+
+def writer_steps(db: Path, thread_id: str, steps: int) -> list[float]:
+    output = subprocess.run(
+        [sys.executable, "-m", "bench.writer", str(db), thread_id, str(steps)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    ).stdout
+    return json.loads(output)
+
+
+async def pollers(url: str, thread_id: str, writer: asyncio.Task) -> tuple[list[float], int]:
+    latencies: list[float] = []
+    errors = 0
+
+    async def poll(http: httpx.AsyncClient, wait: int) -> None:
+        nonlocal errors
+        while not writer.done():
+            started = time.perf_counter()
+            try:
+                response = await http.get(route(thread_id), params={"wait": wait} if wait else {})
+                if response.status_code != 200:
+                    errors += 1
+                elif wait == 0:
+                    latencies.append(time.perf_counter() - started)
+                if response.status_code == 200 and response.json()["complete"]:
+                    return
+            except httpx.HTTPError:
+                errors += 1
+            if wait == 0:
+                await asyncio.sleep(1.0)
+
+    limits = httpx.Limits(max_connections=200)
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
+        await asyncio.gather(*(poll(http, 0 if i % 2 else 30) for i in range(100)))
+    return latencies, errors
+
+
+async def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("--sizes", default="20,200,2000,10000")
+    parser.add_argument("--only", default="sizes,flat,long-poll,load")
+    parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    parts = set(args.only.split(","))
+    report = Report()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="evosci-bench-") as tmp:
+        work = Path(tmp)
+        if "sizes" in parts:
+            print("size sweep", flush=True)
+            await size_sweep(report, sizes, work)
+        if "flat" in parts:
+            print("flatness", flush=True)
+            await flatness(report, work)
+        if "long-poll" in parts:
+            print("long-poll", flush=True)
+            await long_poll(report, work)
+        if "load" in parts:
+            print("load", flush=True)
+            await load(report, work)
+    report.seconds = time.perf_counter() - started
+    from bench.report import write
+
+    ok = write(report, Path(args.out), machine=machine(), when=datetime.now(UTC))
+    return 0 if ok else 1
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        model = next(
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
+        cpu = model
+    except (OSError, StopIteration):
+        pass
+    return f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}"
