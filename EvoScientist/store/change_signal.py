@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
-import ctypes.util
 import logging
 import os
 import struct
@@ -35,6 +34,12 @@ IN_NONBLOCK = 0o4000
 IN_CLOEXEC = 0o2000000
 _EVENT_HEADER = struct.Struct("iIII")
 _WATCHED_EVENTS = IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE
+
+
+def _libc() -> ctypes.CDLL:
+    # The process's own symbols: no ``find_library``, which runs ``ldconfig`` in a
+    # subprocess (a blocking call langgraph dev rightly refuses on its event loop).
+    return ctypes.CDLL(None, use_errno=True)
 
 
 class ChangeSignal:
@@ -77,12 +82,12 @@ class InotifySignal(ChangeSignal):
 
     @staticmethod
     def available() -> bool:
-        return sys.platform.startswith("linux") and ctypes.util.find_library("c") is not None
+        return sys.platform.startswith("linux") and hasattr(_libc(), "inotify_init1")
 
     def _start(self) -> None:
         if self._fd is not None:
             return
-        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        libc = _libc()
         fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
         if fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1 failed")
