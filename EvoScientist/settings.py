@@ -24,6 +24,24 @@ def sessions_db_path() -> Path:
     return data_dir() / "sessions.db"
 
 
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def database_uri() -> str | None:
+    """``$EVOSCIENTIST_DATABASE_URI``: a ``postgresql://`` URI puts the checkpoints (and
+    the route's direct read) in that PostgreSQL database, shared by any number of API
+    servers; unset, everything stays in ``sessions.db``."""
+    uri = os.environ.get("EVOSCIENTIST_DATABASE_URI", "").strip()
+    if not uri:
+        return None
+    if not uri.startswith(POSTGRES_SCHEMES):
+        raise ValueError(
+            "EVOSCIENTIST_DATABASE_URI must be a postgresql:// URI "
+            f"(only PostgreSQL is supported), got {uri.split(':', 1)[0]!r}"
+        )
+    return uri
+
+
 def model_name() -> str:
     return os.environ.get("EVOSCIENTIST_MODEL", "").strip() or DEFAULT_MODEL
 

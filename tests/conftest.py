@@ -1,5 +1,11 @@
-"""Shared fixtures: a seeded ``sessions.db`` written by real graphs, and an in-process
-client for the Starlette app reading it.
+"""Shared fixtures: a checkpoint store seeded by real graphs, and an in-process client
+for the Starlette app reading it.
+
+The store is a ``sessions.db`` file by default. A module or test marked
+``@pytest.mark.backends("sqlite", "postgres")`` runs once per backend through the
+``backend`` parameter, with the same expectations: ``store``, ``seeder`` and ``client``
+then write and read a throwaway PostgreSQL database too (see ``tests/postgres.py``).
+Tests that inspect the SQLite file itself use ``db_path`` and stay SQLite-only.
 
 The writer (``seeder``) stays open for the whole test so ``thread.state()``
 (``graph.aget_state``) can be compared with what the route answers.
@@ -7,13 +13,46 @@ The writer (``seeder``) stays open for the whole test so ``thread.state()``
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.seeds import SeededThread, Seeder, answer_client, open_seeder
+from tests.postgres import session_database, temporary_schema
+from tests.seeds import BACKENDS, SeededThread, Seeder, Store, answer_client, open_seeder
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "backends(*names): run the test once per checkpoint store named "
+        f"({', '.join(BACKENDS)}); unmarked tests use sqlite",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("backends")
+    if marker is None:
+        return  # the ``backend`` fixture's default
+    unknown = set(marker.args) - set(BACKENDS)
+    if unknown:
+        raise pytest.UsageError(f"unknown backends {sorted(unknown)}; known: {BACKENDS}")
+    metafunc.parametrize("backend", marker.args)
+
+
+@pytest.fixture(autouse=True)
+def _no_database_uri_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's own ``EVOSCIENTIST_DATABASE_URI`` must not redirect the tests."""
+    monkeypatch.delenv("EVOSCIENTIST_DATABASE_URI", raising=False)
+
+
+@pytest.fixture
+def backend() -> str:
+    """The checkpoint store's kind; ``@pytest.mark.backends(...)`` parametrizes it."""
+    return "sqlite"
 
 
 @pytest.fixture
@@ -22,21 +61,44 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "data" / "sessions.db"
 
 
+@pytest.fixture(scope="session")
+def postgres_database() -> Iterator[str]:
+    """One throwaway PostgreSQL database for the run (skips without a server; fails
+    under CI)."""
+    with session_database() as uri:
+        yield uri
+
+
 @pytest.fixture
-async def seeder(db_path: Path) -> AsyncIterator[Seeder]:
-    """A real ``AsyncSqliteSaver`` writer on ``db_path`` and helpers that run graphs."""
-    async with open_seeder(db_path) as seeder:
+async def store(
+    backend: str, db_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Store]:
+    """The store the test seeds and reads: ``db_path``, or a PostgreSQL store of the
+    test's own (a new schema in the run's database: empty until a writer sets its
+    tables up; dropped afterwards)."""
+    if backend == "postgres":
+        async with temporary_schema(request.getfixturevalue("postgres_database")) as uri:
+            yield Store("postgres", uri)
+    else:
+        yield Store("sqlite", str(db_path))
+
+
+@pytest.fixture
+async def seeder(store: Store) -> AsyncIterator[Seeder]:
+    """A real writer on ``store`` (``AsyncSqliteSaver`` or ``AsyncPostgresSaver``) and
+    helpers that run graphs."""
+    async with open_seeder(store) as seeder:
         yield seeder
 
 
 @pytest.fixture
-async def client(db_path: Path) -> AsyncIterator[httpx.AsyncClient]:
-    """In-process HTTP to ``create_app`` serving ``db_path`` directly (no API fallback)."""
-    async with answer_client(db_path) as client:
+async def client(store: Store) -> AsyncIterator[httpx.AsyncClient]:
+    """In-process HTTP to ``create_app`` serving ``store`` directly (no API fallback)."""
+    async with answer_client(store) as client:
         yield client
 
 
-# ---- ready-made threads (each seeded into ``db_path`` by a real graph run)
+# ---- ready-made threads (each seeded into ``store`` by a real graph run)
 
 
 @pytest.fixture

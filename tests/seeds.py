@@ -1,9 +1,11 @@
-"""Seed real ``sessions.db`` files by running real compiled langgraph graphs.
+"""Seed real checkpoint stores by running real compiled langgraph graphs.
 
-Every checkpoint the tests read was written by ``AsyncSqliteSaver`` while a compiled
-graph ran: the project's agent with the offline model, or small graphs whose nodes
-answer with chosen ``AIMessage`` content (through ``GenericFakeChatModel``), interrupt,
-raise, wait on a gate, or call a subgraph. Nothing is hand-built or mocked.
+Every checkpoint the tests read was written by the checkpointer of its store while a
+compiled graph ran (``AsyncSqliteSaver`` on a ``sessions.db`` file, or
+``AsyncPostgresSaver`` on a PostgreSQL database: see ``Store``): the project's agent
+with the offline model, or small graphs whose nodes answer with chosen ``AIMessage``
+content (through ``GenericFakeChatModel``), interrupt, raise, wait on a gate, or call a
+subgraph. Nothing is hand-built or mocked.
 
 The expected answer always comes from the same graph's ``aget_state`` (see
 ``expected_answer``), so a test holds the route against langgraph's own view of the
@@ -11,7 +13,7 @@ thread rather than against a literal only.
 
 Reusable by any test module (unit, HTTP, e2e, perf, reliability)::
 
-    async with open_seeder(db_path) as seeder:
+    async with open_seeder(db_path) as seeder:  # or a postgresql:// URI, or a Store
         thread = await seeder.chat([AIMessage("hi")])
         snapshot = await thread.state()
 """
@@ -40,6 +42,7 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import RunnableConfig
 from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import _messages_delta_reducer, add_messages
@@ -51,6 +54,8 @@ from EvoScientist.agent import build_graph
 from EvoScientist.langgraph_dev.http import create_app
 from EvoScientist.langgraph_dev.service import FinalAnswerService
 from EvoScientist.offline_model import OfflineChatModel
+from EvoScientist.settings import POSTGRES_SCHEMES
+from EvoScientist.store.base import CheckpointAnswerReader
 from EvoScientist.store.sqlite_reader import SqliteAnswerReader
 
 AGENT_NAME = "EvoScientist"
@@ -59,6 +64,49 @@ ROUTE = "/api/threads/{thread_id}/final-answer"
 
 MessagesMode = Literal["add_messages", "delta"]
 Reply = AIMessage | str
+Backend = Literal["sqlite", "postgres"]
+BACKENDS: tuple[Backend, ...] = ("sqlite", "postgres")
+
+
+# --------------------------------------------------------------------------- stores
+
+
+@dataclass(frozen=True)
+class Store:
+    """Where seeded checkpoints live: a ``sessions.db`` file, or a PostgreSQL database
+    (what ``EVOSCIENTIST_DATABASE_URI`` points the servers at)."""
+
+    backend: Backend
+    location: str  # the file's path, or the database's postgresql:// URI
+
+    @classmethod
+    def of(cls, target: Store | Path | str) -> Store:
+        if isinstance(target, Store):
+            return target
+        text = str(target)
+        return cls("postgres" if text.startswith(POSTGRES_SCHEMES) else "sqlite", text)
+
+    @property
+    def path(self) -> Path:
+        """The ``sessions.db`` file (SQLite stores only)."""
+        if self.backend != "sqlite":
+            raise TypeError(f"a {self.backend} store has no file")
+        return Path(self.location)
+
+    @property
+    def uri(self) -> str:
+        """The database's URI (PostgreSQL stores only)."""
+        if self.backend != "postgres":
+            raise TypeError(f"a {self.backend} store has no database URI")
+        return self.location
+
+    def reader(self, agent_name: str = AGENT_NAME, **options: Any) -> CheckpointAnswerReader:
+        """The route's direct reader of this store."""
+        if self.backend == "postgres":
+            from EvoScientist.store.postgres_reader import PostgresAnswerReader
+
+            return PostgresAnswerReader(self.uri, agent_name, **options)
+        return SqliteAnswerReader(self.path, agent_name, **options)
 
 
 # --------------------------------------------------------------------------- states
@@ -151,7 +199,7 @@ def checkpoint_id_of(snapshot: StateSnapshot) -> str:
 class SeededThread:
     """A thread written by a real graph: everything a test needs to check an answer."""
 
-    db_path: Path
+    store: Store
     thread_id: str
     graph: CompiledStateGraph
     run_ids: list[str] = field(default_factory=list)
@@ -159,6 +207,10 @@ class SeededThread:
     snapshots: dict[str, StateSnapshot] = field(default_factory=dict)
     graphs: dict[str, CompiledStateGraph] = field(default_factory=dict)
     label: str = ""
+
+    @property
+    def db_path(self) -> Path:
+        return self.store.path
 
     @property
     def config(self) -> RunnableConfig:
@@ -188,7 +240,7 @@ class SeededThread:
 
 
 def scripted_graph(
-    saver: AsyncSqliteSaver,
+    saver: BaseCheckpointSaver,
     replies: Iterable[Reply],
     *,
     mode: MessagesMode = "add_messages",
@@ -207,7 +259,7 @@ def scripted_graph(
 
 
 def node_graph(
-    saver: AsyncSqliteSaver,
+    saver: BaseCheckpointSaver,
     nodes: Sequence[tuple[str, Callable[..., Any]]],
     *,
     mode: MessagesMode = "add_messages",
@@ -223,7 +275,7 @@ def node_graph(
     return builder.compile(checkpointer=saver, **compile_kwargs)
 
 
-def agent_graph(saver: AsyncSqliteSaver, **compile_kwargs: Any) -> CompiledStateGraph:
+def agent_graph(saver: BaseCheckpointSaver, **compile_kwargs: Any) -> CompiledStateGraph:
     """The project's agent (DeltaChannel messages, tool node) with the offline model."""
     return build_graph(OfflineChatModel(token_delay=0), checkpointer=saver, **compile_kwargs)
 
@@ -268,7 +320,7 @@ SUBGRAPH_DRAFT = "SUBGRAPH DRAFT: never the thread's answer"
 SUBGRAPH_QUESTION = "review the draft?"
 
 
-def subgraph_parent(saver: AsyncSqliteSaver, final: str) -> CompiledStateGraph:
+def subgraph_parent(saver: BaseCheckpointSaver, final: str) -> CompiledStateGraph:
     """``research`` (a subgraph that drafts, then interrupts for review) → ``final``.
 
     While the subgraph waits, its own checkpoints (``checkpoint_ns`` ≠ ``''``) are the
@@ -287,7 +339,9 @@ def subgraph_parent(saver: AsyncSqliteSaver, final: str) -> CompiledStateGraph:
     return parent.compile(checkpointer=saver)
 
 
-def join_graph(saver: AsyncSqliteSaver, gate: asyncio.Event | None = None, **compile_kwargs: Any):
+def join_graph(
+    saver: BaseCheckpointSaver, gate: asyncio.Event | None = None, **compile_kwargs: Any
+):
     """``START → (left, right) → summary`` with ``add_edge(["left", "right"], "summary")``.
 
     Once both branches ran, the only trace of the pending ``summary`` in the checkpoint
@@ -426,12 +480,18 @@ REASONING_CASES: tuple[ReasoningCase, ...] = (
 
 
 class Seeder:
-    """Runs real graphs on one ``AsyncSqliteSaver`` and records what it wrote."""
+    """Runs real graphs on one checkpointer (``AsyncSqliteSaver`` or
+    ``AsyncPostgresSaver``) and records what it wrote."""
 
-    def __init__(self, db_path: Path, saver: AsyncSqliteSaver) -> None:
-        self.db_path = db_path
+    def __init__(self, store: Store | Path | str, saver: BaseCheckpointSaver) -> None:
+        self.store = Store.of(store)
         self.saver = saver
         self.threads: list[SeededThread] = []
+
+    @property
+    def db_path(self) -> Path:
+        """The ``sessions.db`` file (SQLite stores only)."""
+        return self.store.path
 
     # -- running
 
@@ -479,7 +539,7 @@ class Seeder:
     def thread(
         self, graph: CompiledStateGraph, thread_id: str | None = None, label: str = ""
     ) -> SeededThread:
-        thread = SeededThread(self.db_path, thread_id or uuid_thread_id(), graph, label=label)
+        thread = SeededThread(self.store, thread_id or uuid_thread_id(), graph, label=label)
         self.threads.append(thread)
         return thread
 
@@ -633,12 +693,22 @@ class Seeder:
 
 
 @asynccontextmanager
-async def open_seeder(db_path: Path) -> AsyncIterator[Seeder]:
-    """A writer on ``db_path`` (created, WAL mode, tables set up); closed on exit."""
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    async with AsyncSqliteSaver.from_conn_string(str(db_path)) as saver:
+async def open_seeder(target: Store | Path | str) -> AsyncIterator[Seeder]:
+    """A writer on ``target``, tables set up, closed on exit: a ``sessions.db`` path
+    (created, WAL mode) or a ``postgresql://`` URI (an existing database), as the
+    servers' checkpointer factory writes them."""
+    store = Store.of(target)
+    if store.backend == "postgres":
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        async with AsyncPostgresSaver.from_conn_string(store.uri) as saver:
+            await saver.setup()
+            yield Seeder(store, saver)
+        return
+    store.path.parent.mkdir(parents=True, exist_ok=True)
+    async with AsyncSqliteSaver.from_conn_string(str(store.path)) as saver:
         await saver.setup()
-        yield Seeder(db_path, saver)
+        yield Seeder(store, saver)
 
 
 # --------------------------------------------------------------------------- API shape
@@ -697,11 +767,12 @@ def thread_state_json(snapshot: StateSnapshot) -> dict[str, Any]:
 
 @asynccontextmanager
 async def answer_client(
-    db_path: Path, agent_name: str = AGENT_NAME
+    target: Store | Path | str, agent_name: str = AGENT_NAME, **reader_options: Any
 ) -> AsyncIterator[httpx.AsyncClient]:
-    """In-process HTTP to ``create_app`` whose service reads ``db_path`` directly, with
-    no API fallback; the service (and its aiosqlite thread) is closed on exit."""
-    service = FinalAnswerService(SqliteAnswerReader(db_path, agent_name), None)
+    """In-process HTTP to ``create_app`` whose service reads ``target`` (a
+    ``sessions.db`` path, a ``postgresql://`` URI or a ``Store``) directly, with no API
+    fallback; the service (its aiosqlite thread, its connection pool) is closed on exit."""
+    service = FinalAnswerService(Store.of(target).reader(agent_name, **reader_options), None)
     app = create_app(lambda: service)
     try:
         transport = httpx.ASGITransport(app=app)

@@ -24,6 +24,9 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
 STARTUP_TIMEOUT = 90.0
+# Settings a developer's shell may hold that would send a test server elsewhere; pass
+# them in ``env`` to use them (e.g. the scale-out tests' EVOSCIENTIST_DATABASE_URI).
+NOT_INHERITED = frozenset({"EVOSCIENTIST_DATABASE_URI"})
 
 
 def free_port() -> int:
@@ -123,8 +126,9 @@ def langgraph_dev(
     )
     port = port or free_port()
     log_path = workdir / f"langgraph-dev-{port}.log"
+    inherited = {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
     server_env = {
-        **os.environ,
+        **inherited,
         "EVOSCIENTIST_DATA_DIR": str(data_dir),
         "EVOSCIENTIST_MODEL": "offline",
         "LANGSMITH_TRACING": "false",

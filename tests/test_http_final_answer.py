@@ -1,7 +1,8 @@
 """``GET /api/threads/{thread_id}/final-answer`` over in-process HTTP, against
-``sessions.db`` files written by real graphs, each answer held against the same
-graph's ``aget_state``. (The seed design's section 8 server tests, and the rest of the
-route's contract.)"""
+checkpoint stores written by real graphs, each answer held against the same graph's
+``aget_state``. (The seed design's section 8 server tests, and the rest of the route's
+contract.) Every test that seeds a store runs on both backends: a ``sessions.db`` file
+and a PostgreSQL database."""
 
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ from tests.seeds import (
     route,
     uuid_thread_id,
 )
+
+pytestmark = pytest.mark.backends("sqlite", "postgres")
 
 SEED_FIELDS = ["content", "completed_at", "complete"]
 ALL_FIELDS = [
@@ -360,10 +363,10 @@ async def test_join_edge_pending_is_running_not_success(
 
 async def test_subgraph_checkpoints_never_answer(client: httpx.AsyncClient, seeder: Seeder) -> None:
     thread = await seeder.subgraph_waiting("PARENT FINAL ANSWER")
-    query = """SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ?
-               ORDER BY checkpoint_id DESC LIMIT 1"""
-    async with seeder.saver.conn.execute(query, (thread.thread_id,)) as cursor:
-        newest_ns, newest_id = await cursor.fetchone()
+    # The thread's newest row in any namespace (no checkpoint_ns in the config).
+    (newest,) = [tup.config async for tup in seeder.saver.alist(thread.config, limit=1)]
+    newest_ns = newest["configurable"]["checkpoint_ns"]
+    newest_id = newest["configurable"]["checkpoint_id"]
     assert newest_ns != ""  # the newest row of the thread is the subgraph's
 
     snapshot = await thread.state()

@@ -1,5 +1,7 @@
 """``store.messages``: a checkpoint's messages rebuilt without the graph, at every root
-checkpoint of real threads, equal to what ``aget_state`` shows for that checkpoint."""
+checkpoint of real threads, equal to what ``aget_state`` shows for that checkpoint —
+through ``AsyncSqliteSaver`` and ``AsyncPostgresSaver`` (whose DeltaChannel history is
+its own two-stage query)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from langgraph.checkpoint.base import CheckpointTuple
 
 from EvoScientist.store.messages import checkpoint_messages, is_delta_channel
 from tests.seeds import DELTA_PREAMBLE, SeededThread, Seeder
+
+pytestmark = pytest.mark.backends("sqlite", "postgres")
 
 
 async def root_tuples(seeder: Seeder, thread: SeededThread) -> list[CheckpointTuple]:

@@ -2,6 +2,10 @@
 
 The route must never write to the store nor create it; a missing or unreadable store
 is a retryable 503, not a 404 nor a traceback.
+
+The tests marked ``backends("sqlite", "postgres")`` hold any direct reader to the same
+expectations and run on ``PostgresAnswerReader`` too; the PostgreSQL-only ones (its
+read-only sessions, an unreachable server, …) are in ``test_postgres_reader.py``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from tests.seeds import (
     OTHER_AGENT,
     SeededThread,
     Seeder,
+    Store,
     answer_client,
     checkpoint_id_of,
     expected_answer,
@@ -41,18 +46,24 @@ def store_files(path: Path) -> dict[str, str | None]:
     return {name: digest(path.with_name(name)) for name in (path.name, f"{path.name}-wal")}
 
 
-async def read(path: Path, thread_id: str, run_id: str | None = None, agent: str = AGENT_NAME):
-    reader = SqliteAnswerReader(path, agent)
+BOTH = pytest.mark.backends("sqlite", "postgres")
+
+
+async def read(
+    target: Store | Path, thread_id: str, run_id: str | None = None, agent: str = AGENT_NAME
+):
+    reader = Store.of(target).reader(agent)
     try:
         return await reader.read(thread_id, run_id)
     finally:
         await reader.close()
 
 
+@BOTH
 async def test_every_scenario_matches_aget_state(
-    db_path: Path, scenario_threads: list[SeededThread]
+    store: Store, scenario_threads: list[SeededThread]
 ) -> None:
-    reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    reader = store.reader()
     try:
         for thread in scenario_threads:
             snapshot = await thread.state()
@@ -73,26 +84,29 @@ async def test_every_scenario_matches_aget_state(
         await reader.close()
 
 
+@BOTH
 async def test_unknown_thread_raises_thread_not_found(seeder: Seeder) -> None:
     await seeder.chat(["hello"])
     with pytest.raises(ThreadNotFound):
-        await read(seeder.db_path, uuid_thread_id())
+        await read(seeder.store, uuid_thread_id())
 
 
+@BOTH
 async def test_agent_name_selects_rows(seeder: Seeder) -> None:
     thread = await seeder.chat(["ours", "theirs"], questions=["q1"])
     await seeder.run(thread, {"messages": [HumanMessage("q2")]}, agent_name=OTHER_AGENT)
-    ours = await read(seeder.db_path, thread.thread_id)
-    theirs = await read(seeder.db_path, thread.thread_id, agent=OTHER_AGENT)
+    ours = await read(seeder.store, thread.thread_id)
+    theirs = await read(seeder.store, thread.thread_id, agent=OTHER_AGENT)
     assert ours.content == expected_answer(thread.snapshots[thread.run_ids[0]]) == "ours"
     assert theirs.content == expected_answer(await thread.state()) == "theirs"
 
 
+@BOTH
 async def test_long_lived_connection_sees_new_checkpoints(seeder: Seeder) -> None:
     """One reader connection serves many requests: it must not keep reading an old
     snapshot of the file while the writer appends to the WAL."""
     thread = await seeder.chat([f"answer {i}" for i in range(4)], questions=["q0"])
-    reader = SqliteAnswerReader(seeder.db_path, AGENT_NAME)
+    reader = seeder.store.reader()
     try:
         for turn in range(1, 4):
             before = await reader.read(thread.thread_id)
@@ -105,6 +119,7 @@ async def test_long_lived_connection_sees_new_checkpoints(seeder: Seeder) -> Non
         await reader.close()
 
 
+@BOTH
 async def test_concurrent_requests_agree(client: httpx.AsyncClient, seeder: Seeder) -> None:
     threads = [await seeder.agent((f"topic {i}?",)) for i in range(3)]
     expected = {t.thread_id: expected_answer(await t.state()) for t in threads}

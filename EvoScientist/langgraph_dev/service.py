@@ -35,10 +35,17 @@ class FinalAnswerService:
 
     @classmethod
     def from_environment(cls) -> FinalAnswerService:
-        return cls(
-            SqliteAnswerReader(settings.sessions_db_path(), settings.agent_name()),
-            ApiAnswerReader.for_environment(settings.fallback_api_url()),
-        )
+        """The direct read of the store the checkpointer factory writes: PostgreSQL
+        when ``EVOSCIENTIST_DATABASE_URI`` is set, else ``sessions.db``."""
+        uri = settings.database_uri()
+        direct: CheckpointAnswerReader
+        if uri is not None:
+            from EvoScientist.store.postgres_reader import PostgresAnswerReader
+
+            direct = PostgresAnswerReader(uri, settings.agent_name())
+        else:
+            direct = SqliteAnswerReader(settings.sessions_db_path(), settings.agent_name())
+        return cls(direct, ApiAnswerReader.for_environment(settings.fallback_api_url()))
 
     async def close(self) -> None:
         if self.direct is not None:

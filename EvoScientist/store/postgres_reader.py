@@ -1,0 +1,351 @@
+"""Read a thread's final answer straight from the PostgreSQL checkpointer's tables.
+
+Used when ``EVOSCIENTIST_DATABASE_URI`` points the API servers at one PostgreSQL
+database: whichever server ran the thread, any server's route reads its answer there.
+
+Every connection of the reader's pool opens with ``default_transaction_read_only=on``,
+so a GET never writes, whatever it runs; a decode runs in one ``REPEATABLE READ, READ
+ONLY`` transaction, so the checkpoint, its pending writes and its DeltaChannel history
+come from one snapshot. The head (which checkpoint answers, and a signature of the
+writes against it) is one indexed query; an unchanged head is answered from the cache.
+Decoding is ``AsyncPostgresSaver``'s own: ``aget_tuple``, ``aget_delta_channel_history``
+and the channel's reducer (``EvoScientist.store.messages``).
+
+Schema, as ``AsyncPostgresSaver.setup()`` creates it: ``checkpoints`` (``metadata``
+JSONB, primary key ``(thread_id, checkpoint_ns, checkpoint_id)``), ``checkpoint_blobs``
+(channel values by version; never updated) and ``checkpoint_writes`` (upserted in place
+for the special channels such as ``__error__``/``__interrupt__``/``__resume__``; no
+rowid, so a replaced row is told by its ``xmin``, the transaction that wrote it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, cast
+
+import psycopg
+import psycopg.errors
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from EvoScientist.answer.result import FinalAnswer, answer_from_checkpoint
+from EvoScientist.store.base import CACHE_SIZE, CheckpointAnswerReader, Head
+from EvoScientist.store.errors import StoreUnavailable
+from EvoScientist.store.messages import checkpoint_messages
+
+logger = logging.getLogger(__name__)
+
+# The newest root-namespace checkpoint (subgraph checkpoints never answer) that this
+# agent wrote (another agent's rows never answer) — for an authenticated user, one that
+# user's run wrote (langgraph-api records ``langgraph_auth_user_id`` in the metadata) —
+# picked first by a backward scan of the primary key; then a signature of what is
+# stored against it: how many writes, and the sum of the ``xmin`` of the checkpoint row
+# and of each write row. A resume or an interrupt lands as a write without a new
+# checkpoint, and an upsert that replaces a row gives it a new ``xmin``; either changes
+# the signature.
+_HEAD_SQL = """
+WITH head AS (
+  SELECT c.thread_id, c.checkpoint_id, c.xmin::text::bigint AS version
+  FROM checkpoints c
+  WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns = ''
+    AND coalesce(c.metadata ->> 'agent_name', %(agent_name)s) = %(agent_name)s
+    {run_filter}
+    {user_filter}
+  ORDER BY c.checkpoint_id DESC LIMIT 1
+)
+SELECT '{kind}' AS kind,
+       h.checkpoint_id,
+       w.writes,
+       h.version + w.versions AS version
+FROM head h
+CROSS JOIN LATERAL (
+  SELECT count(*) AS writes, coalesce(sum(cw.xmin::text::bigint), 0)::bigint AS versions
+  FROM checkpoint_writes cw
+  WHERE cw.thread_id = h.thread_id AND cw.checkpoint_ns = ''
+    AND cw.checkpoint_id = h.checkpoint_id
+) w
+"""
+_RUN_FILTER = "AND c.metadata ->> 'run_id' = %(run_id)s"
+_USER_FILTER = "AND c.metadata ->> 'langgraph_auth_user_id' = %(user_id)s"
+
+
+def head_sql(*, run: bool, user: bool) -> str:
+    """The head query; its parameters: thread_id, agent_name[, run_id][, user_id]."""
+    return _HEAD_SQL.format(
+        kind="run" if run else "thread",
+        run_filter=_RUN_FILTER if run else "",
+        user_filter=_USER_FILTER if user else "",
+    )
+
+
+HEAD_SQL = head_sql(run=False, user=False)
+RUN_HEAD_SQL = head_sql(run=True, user=False)
+# A run's head and its thread's, in one round trip: the thread's is what a long-poll on
+# the run compares the watcher's polls with (``change_token``).
+RUN_AND_THREAD_HEAD_SQL = f"({RUN_HEAD_SQL}) UNION ALL ({HEAD_SQL})"
+# The heads of every thread a long-poll waits on, in one round trip: the same query
+# per thread (``LATERAL``), so each is still a backward scan of the primary key.
+WATCH_SQL = """
+SELECT t.thread_id, h.checkpoint_id, w.writes, h.version + w.versions AS version
+FROM unnest(%(thread_ids)s::text[]) AS t(thread_id)
+CROSS JOIN LATERAL (
+  SELECT c.checkpoint_id, c.xmin::text::bigint AS version
+  FROM checkpoints c
+  WHERE c.thread_id = t.thread_id AND c.checkpoint_ns = ''
+    AND coalesce(c.metadata ->> 'agent_name', %(agent_name)s) = %(agent_name)s
+  ORDER BY c.checkpoint_id DESC LIMIT 1
+) h
+CROSS JOIN LATERAL (
+  SELECT count(*) AS writes, coalesce(sum(cw.xmin::text::bigint), 0)::bigint AS versions
+  FROM checkpoint_writes cw
+  WHERE cw.thread_id = t.thread_id AND cw.checkpoint_ns = ''
+    AND cw.checkpoint_id = h.checkpoint_id
+) w
+"""
+# One snapshot for a whole decode (checkpoint, pending writes, DeltaChannel history).
+SNAPSHOT_SQL = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+# Given to every connection of the reader's pool: nothing it runs can write.
+READ_ONLY_OPTION = "-c default_transaction_read_only=on"
+
+# How long a request waits for a pooled connection (the server down, the pool busy)
+# before this path gives up (a 503, or the API fallback).
+POOL_TIMEOUT_SECONDS = 3.0
+CONNECT_TIMEOUT_SECONDS = 3
+POOL_MIN_SIZE = 1
+POOL_MAX_SIZE = 8
+# How often waiting requests look for a new head. One query serves every waiting
+# thread; PostgreSQL has no cheap change counter like SQLite's ``data_version``.
+CHANGE_POLL_SECONDS = 0.05
+
+
+def read_only_kwargs(uri: str) -> dict[str, Any]:
+    """Connection arguments for the reader: the saver's own, and read-only sessions
+    (``options`` already in the URI are kept)."""
+    options = conninfo_to_dict(uri).get("options")
+    return {
+        "autocommit": True,
+        "prepare_threshold": 0,
+        "row_factory": dict_row,
+        "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+        "options": f"{options} {READ_ONLY_OPTION}" if options else READ_ONLY_OPTION,
+    }
+
+
+class PostgresAnswerReader(CheckpointAnswerReader):
+    """A pool of read-only connections to the checkpointer's PostgreSQL database."""
+
+    def __init__(
+        self,
+        uri: str,
+        agent_name: str,
+        *,
+        min_size: int = POOL_MIN_SIZE,
+        max_size: int = POOL_MAX_SIZE,
+        timeout: float = POOL_TIMEOUT_SECONDS,
+    ) -> None:
+        super().__init__(agent_name)
+        self.uri = uri
+        self.min_size = min_size
+        self.max_size = max_size
+        self.timeout = timeout
+        self._pool: AsyncConnectionPool | None = None
+        self._open_lock = asyncio.Lock()
+        # The newest head seen per thread (by a read or a poll), how many requests wait
+        # on each thread, and the event the next poll of a thread sets.
+        self._seen: OrderedDict[str, Head | None] = OrderedDict()
+        self._waiters: dict[str, int] = {}
+        self._polled: dict[str, asyncio.Event] = {}
+        self._watcher: asyncio.Task[None] | None = None
+
+    # -- connections ----------------------------------------------------------------
+
+    async def _open(self) -> AsyncConnectionPool:
+        async with self._open_lock:
+            if self._pool is None:
+                pool = AsyncConnectionPool(
+                    self.uri,
+                    min_size=self.min_size,
+                    max_size=self.max_size,
+                    timeout=self.timeout,
+                    kwargs=read_only_kwargs(self.uri),
+                    check=AsyncConnectionPool.check_connection,
+                    open=False,
+                    name="evoscientist-final-answer",
+                )
+                await pool.open(wait=False)
+                self._pool = pool
+            return self._pool
+
+    async def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            await asyncio.gather(self._watcher, return_exceptions=True)
+            self._watcher = None
+        async with self._open_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A pooled connection, with every failure to read turned into ``StoreUnavailable``."""
+        try:
+            pool = await self._open()
+            async with pool.connection() as conn:
+                yield conn
+        except (StoreUnavailable, asyncio.CancelledError):
+            raise
+        except PoolTimeout as exc:
+            raise StoreUnavailable(f"PostgreSQL unreachable: {exc}") from exc
+        except psycopg.Error as exc:
+            raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
+        except Exception as exc:  # an undecodable blob may raise anything
+            raise StoreUnavailable(f"unreadable checkpoint: {type(exc).__name__}: {exc}") from exc
+
+    # -- CheckpointAnswerReader -------------------------------------------------------
+
+    async def head(
+        self, thread_id: str, run_id: str | None, user_id: str | None = None
+    ) -> Head | None:
+        params: dict[str, Any] = {
+            "thread_id": thread_id,
+            "agent_name": self.agent_name,
+            "run_id": run_id,
+            "user_id": user_id,
+        }
+        if user_id is None:  # the thread's head comes too, for ``change_token``
+            sql = RUN_AND_THREAD_HEAD_SQL if run_id is not None else HEAD_SQL
+        else:
+            sql = head_sql(run=run_id is not None, user=True)
+        async with self._connection() as conn:
+            try:
+                cur = await conn.execute(sql, params)
+                rows = {row["kind"]: _head(row) for row in await cur.fetchall()}
+            except psycopg.errors.UndefinedTable:
+                return None  # a database nothing has been written to holds no thread
+        if user_id is None:
+            self._remember(thread_id, rows.get("thread"))
+        return rows.get("run" if run_id is not None else "thread")
+
+    async def answer(self, thread_id: str, head: Head) -> FinalAnswer:
+        async with self._connection() as conn, conn.transaction():
+            await conn.execute(SNAPSHOT_SQL)
+            # A saver per decode: its lock serialises only this connection's statements.
+            return await self.full_answer(AsyncPostgresSaver(conn), thread_id, head.checkpoint_id)
+
+    def change_token(self, thread_id: str) -> object:
+        """The thread's head as last seen (taken before a read that may be waited on)."""
+        return self._seen.get(thread_id, _UNSEEN)
+
+    async def wait_for_change(
+        self, thread_id: str, since: object, timeout: float | None = None
+    ) -> None:
+        """Return once the thread's head differs from ``since`` (a ``change_token``),
+        at once if it already does, or after ``timeout``. One task polls the heads of
+        every waited-on thread (``WATCH_SQL``) and wakes their waiters after each poll.
+
+        Also takes the older ``(thread_id, timeout)`` form: the head the caller's own
+        read just saw is then the baseline."""
+        if timeout is None:
+            since, timeout = _UNSEEN, float(cast(float, since))
+        baseline = since if since is not _UNSEEN else self._seen.get(thread_id, _UNSEEN)
+        if baseline is not _UNSEEN and self._seen.get(thread_id, _UNSEEN) != baseline:
+            return  # a read since the token already saw another head
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        self._waiters[thread_id] = self._waiters.get(thread_id, 0) + 1
+        try:
+            if self._watcher is None or self._watcher.done():
+                self._watcher = asyncio.create_task(self._watch())
+            while (remaining := deadline - loop.time()) > 0:
+                polled = self._polled.setdefault(thread_id, asyncio.Event())
+                await sleep_until(polled, remaining)
+                if not polled.is_set():
+                    return  # time is up
+                current = self._seen.get(thread_id, _UNSEEN)
+                if baseline is _UNSEEN:
+                    baseline = current
+                elif current != baseline:
+                    return
+        finally:
+            self._waiters[thread_id] -= 1
+            if not self._waiters[thread_id]:
+                del self._waiters[thread_id]
+
+    async def _watch(self) -> None:
+        while self._waiters:
+            thread_ids = list(self._waiters)
+            heads: dict[str, Head] | None
+            try:
+                async with self._connection() as conn:
+                    try:
+                        cur = await conn.execute(
+                            WATCH_SQL, {"thread_ids": thread_ids, "agent_name": self.agent_name}
+                        )
+                        heads = {row["thread_id"]: _head(row) for row in await cur.fetchall()}
+                    except psycopg.errors.UndefinedTable:
+                        heads = {}
+            except StoreUnavailable:
+                heads = None  # nothing learnt: the waiters wait on
+            if heads is not None:
+                for thread_id in thread_ids:
+                    self._remember(thread_id, heads.get(thread_id))
+                    polled = self._polled.pop(thread_id, None)
+                    if polled is not None:
+                        polled.set()
+            await asyncio.sleep(CHANGE_POLL_SECONDS)
+
+    def _remember(self, thread_id: str, head: Head | None) -> None:
+        self._seen[thread_id] = head
+        self._seen.move_to_end(thread_id)
+        while len(self._seen) > CACHE_SIZE:
+            self._seen.popitem(last=False)
+
+    # -- decoding ---------------------------------------------------------------------
+
+    async def full_answer(
+        self, saver: AsyncPostgresSaver, thread_id: str, checkpoint_id: str
+    ) -> FinalAnswer:
+        """The saver decodes the checkpoint, its pending writes and its DeltaChannel
+        history; the channel's reducer rebuilds the messages (as ``SqliteAnswerReader``)."""
+        config = {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": "",
+                "checkpoint_id": checkpoint_id,
+            }
+        }
+        tup = await saver.aget_tuple(config)
+        if tup is None:  # pruned between the two queries
+            raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
+        messages = await checkpoint_messages(saver, tup)
+        return answer_from_checkpoint(
+            thread_id=thread_id,
+            newest_first=reversed(messages),
+            channel_values=tup.checkpoint.get("channel_values", {}),
+            pending_writes=tup.pending_writes or [],
+            metadata=tup.metadata,
+            checkpoint_id=checkpoint_id,
+            ts=tup.checkpoint.get("ts"),
+            source="checkpointer",
+        )
+
+
+# No head seen yet for a thread: the first poll sets the baseline.
+_UNSEEN: Any = object()
+
+
+async def sleep_until(event: asyncio.Event, timeout: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), timeout)
+
+
+def _head(row: dict[str, Any]) -> Head:
+    return Head(row["checkpoint_id"], (int(row["writes"]), int(row["version"])))

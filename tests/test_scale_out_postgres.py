@@ -1,0 +1,155 @@
+"""Scale-out end to end: two real ``langgraph dev`` servers share one PostgreSQL
+database (``EVOSCIENTIST_DATABASE_URI``), as API servers behind a load balancer would.
+
+A run made on server A, its stream cut for good by the proxy, is answered completely
+by server B's route. langgraph dev's in-memory runtime keeps thread metadata per
+process, so B's own API has never heard of the thread: the route answers from the
+checkpoint rows A's checkpointer wrote to PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.errors import NotFoundError
+
+from EvoScientist.offline_model import answer_for, notes_for
+from EvoScientist.recovery import stream_with_recovery
+from tests.postgres import session_database, table_names
+from tests.proxy import Fault, FaultProxy
+from tests.servers import DevServer, langgraph_dev
+
+pytestmark = pytest.mark.e2e
+
+ASSISTANT = "EvoScientist"
+TOKEN_DELAY = "0.01"
+
+
+@pytest.fixture(scope="module")
+def database() -> Iterator[str]:
+    """A PostgreSQL database of this module's own, dropped afterwards."""
+    with session_database() as uri:
+        yield uri
+
+
+@pytest.fixture(scope="module")
+def servers(
+    tmp_path_factory: pytest.TempPathFactory, database: str
+) -> Iterator[tuple[DevServer, DevServer]]:
+    root = tmp_path_factory.mktemp("scale-out")
+    env = {"EVOSCIENTIST_DATABASE_URI": database, "EVOSCIENTIST_OFFLINE_TOKEN_DELAY": TOKEN_DELAY}
+    with (
+        langgraph_dev(root / "a" / "work", root / "a" / "data", env=env) as a,
+        langgraph_dev(root / "b" / "work", root / "b" / "data", env=env) as b,
+    ):
+        yield a, b
+
+
+def expected_answer(question: str) -> str:
+    return answer_for(question, [notes_for(question)])
+
+
+def ask(question: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": question}]}
+
+
+async def new_thread(url: str) -> str:
+    client = get_client(url=url, api_key=None)
+    try:
+        return (await client.threads.create())["thread_id"]
+    finally:
+        await client.aclose()
+
+
+async def final_answer(url: str, thread_id: str, **params: Any) -> httpx.Response:
+    async with httpx.AsyncClient(base_url=url, timeout=70) as http:
+        return await http.get(f"/api/threads/{thread_id}/final-answer", params=params)
+
+
+async def assert_unknown_to(url: str, thread_id: str) -> None:
+    client = get_client(url=url, api_key=None)
+    try:
+        with pytest.raises(NotFoundError):
+            await client.threads.get(thread_id)
+    finally:
+        await client.aclose()
+
+
+async def test_cut_run_on_a_is_answered_by_b(
+    servers: tuple[DevServer, DevServer], database: str
+) -> None:
+    a, b = servers
+    question = "Scale-out: which server knows the answer?"
+    # Every reconnect is cut too: the SDK's own resume cannot help.
+    fault = Fault(kind="cut", after_bytes=3_000, times=None, then_after_bytes=0)
+    async with FaultProxy(a.port, fault) as proxy:
+        thread_id = await new_thread(a.url)
+        result = await stream_with_recovery(
+            proxy.url, thread_id, ASSISTANT, ask(question), stall_timeout=3.0, max_wait=60
+        )
+        assert proxy.stats.fired >= 1, "the fault never fired"
+    assert result["truncated"] is True
+    assert result["complete"] is True and result["status"] == "success"
+
+    await assert_unknown_to(b.url, thread_id)  # B's API has never seen it
+    response = await final_answer(b.url, thread_id)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["source"] == "checkpointer"
+    assert body["complete"] is True and body["status"] == "success"
+    assert body["run_id"] == result["run_id"]
+    assert body["content"] == result["content"] == expected_answer(question)
+    by_run = await final_answer(b.url, thread_id, run_id=result["run_id"], format="text")
+    assert by_run.status_code == 200
+    assert by_run.text == expected_answer(question)
+    assert by_run.headers["x-answer-source"] == "checkpointer"
+
+    # Both servers wrote to the shared database, and only there.
+    assert "checkpoints" in await table_names(database)
+    assert not a.sessions_db.exists() and not b.sessions_db.exists()
+
+
+async def test_b_long_polls_a_run_executing_on_a(servers: tuple[DevServer, DevServer]) -> None:
+    """B holds the request while A's run executes, and answers once it completes.
+
+    Before the run's first checkpoint B knows nothing of the thread (a 404: neither its
+    API nor the database has it); from then on B answers, ``running`` until the end."""
+    a, b = servers
+    question = "Scale-out: wait for it"
+    client = get_client(url=a.url, api_key=None)
+    try:
+        thread_id = (await client.threads.create())["thread_id"]
+        run = await client.runs.create(thread_id, ASSISTANT, input=ask(question))
+        deadline = time.monotonic() + 30
+        while (
+            first := await final_answer(b.url, thread_id, run_id=run["run_id"])
+        ).status_code == 404:
+            assert time.monotonic() < deadline, "B never saw the run's first checkpoint"
+            await asyncio.sleep(0.02)
+        assert first.status_code == 200, first.text
+        assert first.json()["complete"] is False  # caught while A still runs it
+
+        response = await final_answer(b.url, thread_id, run_id=run["run_id"], wait=60)
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert body["complete"] is True and body["status"] == "success", body
+        assert body["content"] == expected_answer(question)
+        assert body["source"] == "checkpointer"
+        await client.runs.join(thread_id, run["run_id"])
+    finally:
+        await client.aclose()
+    # A, which ran it, gives the same answer.
+    assert (await final_answer(a.url, thread_id)).json()["content"] == body["content"]
+
+
+async def test_unknown_thread_is_404_on_both(servers: tuple[DevServer, DevServer]) -> None:
+    for server in servers:
+        response = await final_answer(server.url, "00000000-0000-4000-8000-000000000000")
+        assert response.status_code == 404, response.text
+        assert response.json()["error"]["code"] == "thread_not_found"
