@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -41,11 +42,14 @@ def write_config(
     checkpointer: bool = True,
     http: bool = True,
     extra_graphs: dict[str, str] | None = None,
+    auth: dict[str, Any] | None = None,
 ) -> Path:
     """A ``langgraph.json`` like the repository's, optionally without our checkpointer
     (then langgraph dev keeps checkpoints in its own in-memory store: a non-SQLite
     deployment, where the route must answer through the API), or without our routes
-    (an older server, as a new WebUI may meet one)."""
+    (an older server, as a new WebUI may meet one), or with ``auth`` (langgraph.json's
+    ``auth`` section, e.g. ``{"path": ".../auth_handler.py:auth"}``), which also sets
+    ``http.enable_custom_route_auth`` so our routes take the same credentials."""
     repo_config = json.loads((REPO / "langgraph.json").read_text())
     config = {
         "dependencies": [str(REPO)],
@@ -58,6 +62,9 @@ def write_config(
         config["graphs"][name] = str(REPO / spec)
     if http:
         config["http"] = repo_config["http"]
+    if auth is not None:
+        config["auth"] = auth
+        config["http"] = {**config.get("http", {}), "enable_custom_route_auth": True}
     if checkpointer:
         config["checkpointer"] = {
             "path": str(REPO / repo_config["checkpointer"]["path"].removeprefix("./"))
@@ -116,13 +123,14 @@ def langgraph_dev(
     checkpointer: bool = True,
     http: bool = True,
     extra_graphs: dict[str, str] | None = None,
+    auth: dict[str, Any] | None = None,
     port: int | None = None,
     env: dict[str, str] | None = None,
 ) -> Iterator[DevServer]:
     workdir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
     config = write_config(
-        workdir, checkpointer=checkpointer, http=http, extra_graphs=extra_graphs
+        workdir, checkpointer=checkpointer, http=http, extra_graphs=extra_graphs, auth=auth
     )
     port = port or free_port()
     log_path = workdir / f"langgraph-dev-{port}.log"

@@ -6,15 +6,20 @@ Also runs on its own: ``uvicorn EvoScientist.langgraph_dev.http:app`` serves
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
 
 from starlette.applications import Starlette
+from starlette.authentication import UnauthenticatedUser
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from EvoScientist.langgraph_dev.openapi import OPENAPI_PATH, openapi_document
 from EvoScientist.langgraph_dev.params import InvalidRequest, parse_query
 from EvoScientist.langgraph_dev.responses import (
     answer_etag,
@@ -26,15 +31,67 @@ from EvoScientist.langgraph_dev.responses import (
 )
 from EvoScientist.langgraph_dev.service import FinalAnswerService
 from EvoScientist.models import models_payload
-from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
+from EvoScientist.store.api_reader import inside_langgraph_server
+from EvoScientist.store.errors import CheckpointUnreadable, StoreUnavailable, ThreadNotFound
 
 logger = logging.getLogger(__name__)
 
 ServiceFactory = Callable[[], FinalAnswerService]
 
 
+class AnyTextConvertor(Convertor[str]):
+    """``:path`` without its one gap: ``.`` does not match a newline, so an id holding
+    one missed the route (a bare 404 a client reads as "route absent")."""
+
+    regex = r"[\s\S]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("any_text", AnyTextConvertor())
+
+
 async def get_models(request: Request) -> Response:
     return JSONResponse(models_payload())
+
+
+async def get_openapi(request: Request) -> Response:
+    return JSONResponse(openapi_document())
+
+
+def authenticated_user_id(request: Request) -> str | None:
+    """The caller's identity when langgraph's auth ran on this route
+    (``http.enable_custom_route_auth``), as langgraph-api records it on the runs the
+    caller starts (``langgraph_auth_user_id``: ``identity``, else ``display_name``);
+    ``None`` when no auth is configured for the route."""
+    user = request.scope.get("user")
+    if user is None or isinstance(user, UnauthenticatedUser):
+        return None  # no auth middleware, or langgraph's no-op auth
+    for attribute in ("identity", "display_name"):
+        try:
+            value = getattr(user, attribute)
+        except (NotImplementedError, AttributeError):
+            continue
+        if value is not None:
+            return str(value)
+    return ""  # authenticated, yet nameless: matches no run's user
+
+
+def auth_context(request: Request) -> AbstractAsyncContextManager[Any]:
+    """Inside the server, run the route's in-process API calls as the caller: those calls
+    skip the auth middleware, but langgraph's handlers read this context var and apply
+    the auth handler's own rules (``@auth.on.threads.read``) to them."""
+    if "user" not in request.scope or not inside_langgraph_server():
+        return contextlib.nullcontext()
+    try:
+        from langgraph_api.utils import with_user
+    except ImportError:  # pragma: no cover - another server version
+        return contextlib.nullcontext()
+    return with_user(request.scope.get("user"), request.scope.get("auth"))
 
 
 def _service(request: Request) -> FinalAnswerService:
@@ -54,23 +111,35 @@ async def get_final_answer(request: Request) -> Response:
 
     representation = f"{query.format}{'+reasoning' if query.include_reasoning else ''}"
     if_none_match = request.headers.get("if-none-match")
+    user_id = authenticated_user_id(request)
     service = _service(request)
     try:
-        if query.wait:
-            answer = await service.wait(
-                query.thread_id,
-                query.run_id,
-                query.wait,
-                changed=lambda a: (
-                    bool(if_none_match)
-                    and not etag_matches(if_none_match, answer_etag(a, representation))
-                ),
-            )
-        else:
-            answer = await service.read(query.thread_id, query.run_id)
+        async with auth_context(request):
+            if query.wait:
+                answer = await service.wait(
+                    query.thread_id,
+                    query.run_id,
+                    query.wait,
+                    changed=lambda a: (
+                        bool(if_none_match)
+                        and not etag_matches(if_none_match, answer_etag(a, representation))
+                    ),
+                    user_id=user_id,
+                )
+            else:
+                answer = await service.read(query.thread_id, query.run_id, user_id=user_id)
     except ThreadNotFound:
         return error_response(
             404, "thread_not_found", f"thread {query.thread_id!r} not found", retryable=False
+        )
+    except CheckpointUnreadable as exc:
+        # One line naming the thread and the cause; the client gets the code, no internals.
+        logger.error("thread %s: checkpoint unreadable: %s", query.thread_id, exc)
+        return error_response(
+            503,
+            "checkpoint_unreadable",
+            "the thread's newest checkpoint cannot be decoded; see the server log",
+            retryable=False,
         )
     except StoreUnavailable as exc:
         logger.warning("thread %s: no store could answer: %s", query.thread_id, exc)
@@ -100,10 +169,15 @@ def create_app(service_factory: ServiceFactory = FinalAnswerService.from_environ
     app = Starlette(
         routes=[
             Route("/api/models", get_models, methods=["GET"]),
-            # ``:path`` so an id with an encoded ``/`` reaches validation (a 422 in the
-            # documented shape) instead of missing the route (a bare 404 that a client
-            # would read as "route absent").
-            Route("/api/threads/{thread_id:path}/final-answer", get_final_answer, methods=["GET"]),
+            Route(OPENAPI_PATH, get_openapi, methods=["GET"], include_in_schema=False),
+            # Any text, even an encoded ``/`` or a newline, so every id reaches validation
+            # (a 422 in the documented shape) instead of missing the route (a bare 404
+            # that a client would read as "route absent").
+            Route(
+                "/api/threads/{thread_id:any_text}/final-answer",
+                get_final_answer,
+                methods=["GET"],
+            ),
         ],
         lifespan=lifespan,
     )

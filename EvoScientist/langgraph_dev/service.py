@@ -26,12 +26,22 @@ API_POLL_SECONDS = 0.1  # reading through the API: no change signal, poll
 CATCH_UP_POLL_SECONDS = 0.05  # checkpoint says done, server still says busy: soon
 SERVER_STATUS_POLL_SECONDS = 2.0  # a run may die without writing: recheck the server
 STORE_POLL_SECONDS = 5.0  # standalone: the change signal is all there is
+# The longest one read may take (a locked store, a slow API): past it the request ends
+# in a retryable 503 instead of hanging. A long-poll gets its ``wait`` on top.
+READ_DEADLINE_SECONDS = 5.0
 
 
 class FinalAnswerService:
-    def __init__(self, direct: CheckpointAnswerReader | None, api: ApiAnswerReader | None) -> None:
+    def __init__(
+        self,
+        direct: CheckpointAnswerReader | None,
+        api: ApiAnswerReader | None,
+        *,
+        read_deadline: float = READ_DEADLINE_SECONDS,
+    ) -> None:
         self.direct = direct
         self.api = api
+        self.read_deadline = read_deadline
 
     @classmethod
     def from_environment(cls) -> FinalAnswerService:
@@ -64,17 +74,35 @@ class FinalAnswerService:
             )
             return None
 
-    async def read(self, thread_id: str, run_id: str | None = None) -> FinalAnswer:
-        """The answer now. Raises ``ThreadNotFound`` or ``StoreUnavailable``."""
-        return (await self._read(thread_id, run_id))[0]
+    async def read(
+        self, thread_id: str, run_id: str | None = None, *, user_id: str | None = None
+    ) -> FinalAnswer:
+        """The answer now. Raises ``ThreadNotFound`` or ``StoreUnavailable`` (its
+        subclass ``CheckpointUnreadable`` when the data itself cannot be decoded).
 
-    async def _read(self, thread_id: str, run_id: str | None) -> tuple[FinalAnswer, bool]:
+        ``user_id``: the authenticated caller; only that user's checkpoints answer.
+        """
+        return (await self._read(thread_id, run_id, user_id))[0]
+
+    async def _read(
+        self, thread_id: str, run_id: str | None, user_id: str | None = None
+    ) -> tuple[FinalAnswer, bool]:
+        """One read, within the deadline."""
+        try:
+            async with asyncio.timeout(self.read_deadline):
+                return await self._read_once(thread_id, run_id, user_id)
+        except TimeoutError:
+            raise StoreUnavailable(f"no store answered within {self.read_deadline:g}s") from None
+
+    async def _read_once(
+        self, thread_id: str, run_id: str | None, user_id: str | None
+    ) -> tuple[FinalAnswer, bool]:
         """The answer, and whether the server lags a checkpoint that looks finished."""
         thread_status = await self._server_thread_status(thread_id)
         direct_failure: StoreUnavailable | None = None
         if self.direct is not None:
             try:
-                stored = await self.direct.read(thread_id, run_id)
+                stored = await self.direct.read(thread_id, run_id, user_id=user_id)
                 answer = with_thread_status(stored, thread_status)
                 return answer, stored.complete and not answer.complete
             except ThreadNotFound:
@@ -83,11 +111,23 @@ class FinalAnswerService:
                 if self.api is None or (thread_status is None and inside_langgraph_server()):
                     raise
             except StoreUnavailable as exc:
-                logger.warning("thread %s: direct read failed (%s); trying the API", thread_id, exc)
                 direct_failure = exc
         if self.api is None:
             raise direct_failure or StoreUnavailable("no store configured")
-        return await self.api.read(thread_id, run_id), False
+        try:
+            answer = await self.api.read(thread_id, run_id, user_id=user_id)
+        except StoreUnavailable as exc:
+            if direct_failure is None:
+                raise
+            # Report the direct path's reason: an unreadable checkpoint stays one.
+            raise type(direct_failure)(f"{direct_failure}; the API failed too: {exc}") from exc
+        if direct_failure is not None:
+            logger.warning(
+                "thread %s: direct read failed (%s); answered through the API",
+                thread_id,
+                direct_failure,
+            )
+        return answer, False
 
     async def wait(
         self,
@@ -95,11 +135,16 @@ class FinalAnswerService:
         run_id: str | None,
         seconds: float,
         changed: Callable[[FinalAnswer], bool] | None = None,
+        *,
+        user_id: str | None = None,
     ) -> FinalAnswer:
-        """Hold until the run is complete, ``changed(answer)`` holds, or time is up."""
+        """Hold until the run is complete, ``changed(answer)`` holds, or time is up.
+
+        Each read has its own deadline, so the request ends by ``seconds`` plus one.
+        """
         deadline = time.monotonic() + seconds
         while True:
-            answer, server_lags = await self._read(thread_id, run_id)
+            answer, server_lags = await self._read(thread_id, run_id, user_id)
             if answer.complete or (changed is not None and changed(answer)):
                 return answer
             remaining = deadline - time.monotonic()

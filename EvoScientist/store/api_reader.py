@@ -24,6 +24,8 @@ API_TIMEOUT_SECONDS = 10.0
 # The API rejects ids it could never hold (it wants UUIDs; TUI sessions use 8-hex ids)
 # with a 422: for this route that is the same as an unknown thread.
 UNKNOWN_THREAD = (NotFoundError, UnprocessableEntityError)
+# Where langgraph-api records the authenticated user of a run in checkpoint metadata.
+AUTH_USER_KEY = "langgraph_auth_user_id"
 
 
 def inside_langgraph_server() -> bool:
@@ -69,7 +71,12 @@ class ApiAnswerReader:
         except ThreadNotFound:
             return None
 
-    async def read(self, thread_id: str, run_id: str | None = None) -> FinalAnswer:
+    async def read(
+        self, thread_id: str, run_id: str | None = None, *, user_id: str | None = None
+    ) -> FinalAnswer:
+        """The answer through the API. With ``user_id``, a checkpoint whose metadata
+        names another ``langgraph_auth_user_id`` (or none) is ``ThreadNotFound``, as on
+        the direct path: the in-process client bypasses the server's auth."""
         thread = await self.thread(thread_id)
         status = thread.get("status")
         try:
@@ -89,4 +96,6 @@ class ApiAnswerReader:
         if not state.get("checkpoint") or not state["checkpoint"].get("checkpoint_id"):
             # A thread with no checkpoint yet: its first run has not written anything.
             return pending_answer(thread_id, run_id, "api")
+        if user_id is not None and (state.get("metadata") or {}).get(AUTH_USER_KEY) != user_id:
+            raise ThreadNotFound(thread_id)
         return answer_from_state(thread_id, state, thread_status=status)

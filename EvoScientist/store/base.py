@@ -56,8 +56,11 @@ class CheckpointAnswerReader(ABC):
         self.cache = AnswerCache()
 
     @abstractmethod
-    async def head(self, thread_id: str, run_id: str | None) -> Head | None:
-        """The newest root checkpoint this agent wrote (for ``run_id``, that run's)."""
+    async def head(
+        self, thread_id: str, run_id: str | None, user_id: str | None = None
+    ) -> Head | None:
+        """The newest root checkpoint this agent wrote (for ``run_id``, that run's; for
+        ``user_id``, one whose metadata names that ``langgraph_auth_user_id``)."""
 
     @abstractmethod
     async def answer(self, thread_id: str, head: Head) -> FinalAnswer:
@@ -70,13 +73,27 @@ class CheckpointAnswerReader(ABC):
     async def close(self) -> None:  # noqa: B027 - readers without resources need nothing
         pass
 
+    async def _head(self, thread_id: str, run_id: str | None, user_id: str | None) -> Head | None:
+        if user_id is None:  # readers written before ``user_id`` keep working
+            return await self.head(thread_id, run_id)
+        return await self.head(thread_id, run_id, user_id=user_id)
+
     async def read(
-        self, thread_id: str, run_id: str | None = None, thread_status: str | None = None
+        self,
+        thread_id: str,
+        run_id: str | None = None,
+        thread_status: str | None = None,
+        *,
+        user_id: str | None = None,
     ) -> FinalAnswer:
-        """The answer from the checkpoint, seen through ``thread_status`` when given."""
-        head = await self.head(thread_id, run_id)
+        """The answer from the checkpoint, seen through ``thread_status`` when given.
+
+        With ``user_id`` (an authenticated caller) only checkpoints written by that
+        user's runs count: another user's thread is ``ThreadNotFound``, as an unknown one.
+        """
+        head = await self._head(thread_id, run_id, user_id)
         if head is None:
-            if run_id is not None and await self.head(thread_id, None) is not None:
+            if run_id is not None and await self._head(thread_id, None, user_id) is not None:
                 return pending_answer(thread_id, run_id, "checkpointer")
             raise ThreadNotFound(thread_id)
         answer = self.cache.get(thread_id, head)

@@ -9,3 +9,13 @@ class ThreadNotFound(Exception):
 
 class StoreUnavailable(Exception):
     """The store could not be read (missing, locked, unreadable); another path may work."""
+
+
+class CheckpointUnreadable(StoreUnavailable):
+    """The store was read, but the answering checkpoint cannot be decoded: a damaged or
+    truncated blob, a serializer this process does not have (an unknown type, an
+    encrypted blob without its key), or a message history whose older part is gone.
+
+    Retrying the same read gives the same result; another path (the langgraph API) or a
+    new checkpoint may still answer.
+    """

@@ -27,22 +27,24 @@ from typing import Any
 from urllib.parse import quote
 
 import aiosqlite
-from langgraph.checkpoint.base import writes_sort_key
+from langgraph.checkpoint.base import CheckpointTuple, writes_sort_key
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from EvoScientist.answer.result import FinalAnswer, answer_from_checkpoint
 from EvoScientist.answer.status import ERROR_CHANNEL, INTERRUPT_CHANNEL, RESUME_CHANNEL
 from EvoScientist.store import lazy
 from EvoScientist.store.base import CheckpointAnswerReader, Head, sleep_until
-from EvoScientist.store.errors import StoreUnavailable
+from EvoScientist.store.errors import CheckpointUnreadable, StoreUnavailable
 from EvoScientist.store.messages import MESSAGES, checkpoint_messages, is_delta_channel
 
 logger = logging.getLogger(__name__)
 
 # The newest root-namespace checkpoint (subgraph checkpoints never answer) that this
-# agent wrote (another agent's rows in a shared thread never answer), with a signature
-# of the writes stored against it: a resume or an interrupt lands there without a new
-# checkpoint, and INSERT OR REPLACE gives a replaced row a new rowid.
+# agent wrote (another agent's rows in a shared thread never answer) — for an
+# authenticated user, one that user's run wrote (langgraph-api records the user as
+# ``langgraph_auth_user_id`` in checkpoint metadata) — with a signature of the writes
+# stored against it: a resume or an interrupt lands there without a new checkpoint,
+# and INSERT OR REPLACE gives a replaced row a new rowid.
 _HEAD_SQL = """
 SELECT c.checkpoint_id,
        (SELECT count(*) FROM writes w
@@ -53,14 +55,29 @@ SELECT c.checkpoint_id,
            AND w.checkpoint_id = c.checkpoint_id)
 FROM checkpoints c
 WHERE c.thread_id = ? AND c.checkpoint_ns = ''
-  AND coalesce(json_extract(CAST(c.metadata AS TEXT), '$.agent_name'), ?) = ?
+  AND coalesce(json_extract({metadata}, '$.agent_name'), ?) = ?
   {run_filter}
+  {user_filter}
 ORDER BY c.checkpoint_id DESC LIMIT 1
 """
-HEAD_SQL = _HEAD_SQL.format(run_filter="")
-RUN_HEAD_SQL = _HEAD_SQL.format(
-    run_filter="AND json_extract(CAST(c.metadata AS TEXT), '$.run_id') = ?"
-)
+# A row whose metadata is not JSON must not fail the query (``malformed JSON``) for the
+# whole thread: it reads as metadata without keys, and its decode reports it.
+_METADATA = "(CASE WHEN json_valid(CAST(c.metadata AS TEXT)) THEN CAST(c.metadata AS TEXT) END)"
+_RUN_FILTER = f"AND json_extract({_METADATA}, '$.run_id') = ?"
+_USER_FILTER = f"AND json_extract({_METADATA}, '$.langgraph_auth_user_id') = ?"
+
+
+def head_sql(*, run: bool, user: bool) -> str:
+    """The head query; its parameters: thread, agent, agent[, run_id][, user_id]."""
+    return _HEAD_SQL.format(
+        metadata=_METADATA,
+        run_filter=_RUN_FILTER if run else "",
+        user_filter=_USER_FILTER if user else "",
+    )
+
+
+HEAD_SQL = head_sql(run=False, user=False)
+RUN_HEAD_SQL = head_sql(run=True, user=False)
 CHECKPOINT_SQL = """
 SELECT type, checkpoint, metadata, parent_checkpoint_id FROM checkpoints
 WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
@@ -84,7 +101,20 @@ WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, type, checkpoint, dept
   FROM chain CROSS JOIN checkpoints c ON c.checkpoint_id = chain.parent_checkpoint_id
   WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND chain.depth < ?
 )
-SELECT checkpoint_id, type, checkpoint FROM chain
+SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM chain
+"""
+# The last parent link of a chain (blobs unread): NULL when it reaches the thread's
+# first checkpoint, an id when an ancestor was deleted (pruned history).
+CHAIN_END_SQL = """
+WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, depth) AS (
+  SELECT checkpoint_id, parent_checkpoint_id, 0 FROM checkpoints
+  WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
+  UNION ALL
+  SELECT c.checkpoint_id, c.parent_checkpoint_id, chain.depth + 1
+  FROM chain CROSS JOIN checkpoints c ON c.checkpoint_id = chain.parent_checkpoint_id
+  WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND chain.depth < ?
+)
+SELECT checkpoint_id, parent_checkpoint_id FROM chain ORDER BY depth DESC LIMIT 1
 """
 MESSAGE_WRITES_SQL = """
 SELECT checkpoint_id, {task_path}, task_id, idx, type, value FROM writes
@@ -115,6 +145,10 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         self._saver: AsyncSqliteSaver | None = None
         self._conn: aiosqlite.Connection | None = None
         self._open_lock = asyncio.Lock()
+        # Requests using each connection, and connections replaced after a failure:
+        # one is closed only once no request still reads through it.
+        self._users: dict[AsyncSqliteSaver, int] = {}
+        self._retired: set[AsyncSqliteSaver] = set()
         self._changed = asyncio.Event()
         self._waiters = 0
         self._watcher: asyncio.Task[None] | None = None
@@ -150,28 +184,50 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             self._watcher = None
         async with self._open_lock:
             conn, self._conn, self._saver = self._conn, None, None
+            retired, self._retired = self._retired, set()
+        for old in retired:
+            await old.conn.close()
         if conn is not None:
             await conn.close()
 
     @asynccontextmanager
     async def _session(self) -> AsyncIterator[AsyncSqliteSaver]:
-        """The saver, with every failure to read turned into ``StoreUnavailable``."""
+        """The saver, with every failure to read the file turned into
+        ``StoreUnavailable``.
+
+        A busy store (another process's lock) leaves the connection as it is; any other
+        failure retires it — the next request opens a fresh one, and the old one is
+        closed once the requests still reading through it are done (closing it under
+        them would fail them too).
+        """
         try:
-            yield await self._open()
+            saver = await self._open()
         except (StoreUnavailable, asyncio.CancelledError):
             raise
-        except (sqlite3.Error, ValueError, OSError) as exc:
-            await self._reset()
+        except Exception as exc:
             raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
-        except Exception as exc:  # an undecodable blob may raise anything
-            await self._reset()
-            raise StoreUnavailable(f"unreadable checkpoint: {type(exc).__name__}: {exc}") from exc
+        self._users[saver] = self._users.get(saver, 0) + 1
+        try:
+            yield saver
+        except (StoreUnavailable, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            if not _busy(exc):
+                await self._retire(saver)
+            raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            self._users[saver] -= 1
+            if not self._users[saver]:
+                del self._users[saver]
+                if saver in self._retired:
+                    self._retired.discard(saver)
+                    await saver.conn.close()
 
-    async def _reset(self) -> None:
+    async def _retire(self, saver: AsyncSqliteSaver) -> None:
         async with self._open_lock:
-            conn, self._conn, self._saver = self._conn, None, None
-        if conn is not None:
-            await conn.close()
+            if self._saver is saver:
+                self._conn, self._saver = None, None
+                self._retired.add(saver)
 
     async def _fetch(
         self, saver: AsyncSqliteSaver, sql: str, params: Sequence[Any]
@@ -181,13 +237,18 @@ class SqliteAnswerReader(CheckpointAnswerReader):
 
     # -- CheckpointAnswerReader -------------------------------------------------
 
-    async def head(self, thread_id: str, run_id: str | None) -> Head | None:
+    async def head(
+        self, thread_id: str, run_id: str | None, user_id: str | None = None
+    ) -> Head | None:
         params: list[Any] = [thread_id, self.agent_name, self.agent_name]
         if run_id is not None:
             params.append(run_id)
+        if user_id is not None:
+            params.append(user_id)
+        sql = head_sql(run=run_id is not None, user=user_id is not None)
         async with self._session() as saver:
             try:
-                rows = await self._fetch(saver, RUN_HEAD_SQL if run_id else HEAD_SQL, params)
+                rows = await self._fetch(saver, sql, params)
             except sqlite3.OperationalError as exc:
                 if NO_CHECKPOINTS_TABLE in str(exc):
                     return None  # a store nothing has been written to holds no thread
@@ -199,12 +260,22 @@ class SqliteAnswerReader(CheckpointAnswerReader):
 
     async def answer(self, thread_id: str, head: Head) -> FinalAnswer:
         async with self._session() as saver:
-            if self.lazy_decoding:
-                try:
-                    return await self.lazy_answer(saver, thread_id, head.checkpoint_id)
-                except lazy.Unexpected as exc:
-                    logger.info("thread %s: full decode (%s)", thread_id, exc)
-            return await self.full_answer(saver, thread_id, head.checkpoint_id)
+            try:
+                if self.lazy_decoding:
+                    try:
+                        return await self.lazy_answer(saver, thread_id, head.checkpoint_id)
+                    except lazy.Unexpected as exc:
+                        logger.info("thread %s: full decode (%s)", thread_id, exc)
+                return await self.full_answer(saver, thread_id, head.checkpoint_id)
+            except (StoreUnavailable, sqlite3.Error, OSError, asyncio.CancelledError):
+                raise
+            except Exception as exc:
+                if _connection_gone(exc):
+                    raise
+                # The file was read; what it holds cannot be decoded by this process.
+                raise CheckpointUnreadable(
+                    f"checkpoint {head.checkpoint_id}: {type(exc).__name__}: {exc}"
+                ) from exc
 
     async def wait_for_change(self, thread_id: str, timeout: float) -> None:
         """Wake on any commit to the file (``PRAGMA data_version``), polled by one task
@@ -248,6 +319,10 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         tup = await saver.aget_tuple(config)
         if tup is None:  # pruned between the two queries
             raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
+        if MESSAGES not in tup.checkpoint.get("channel_values", {}) and is_delta_channel(
+            tup.metadata
+        ):
+            await self._check_chain(saver, tup)
         messages = await checkpoint_messages(saver, tup)
         return answer_from_checkpoint(
             thread_id=thread_id,
@@ -308,21 +383,28 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         """The DeltaChannel's value at a checkpoint: the nearest stored value up the
         parent chain, then every write since (the checkpoint's own excluded)."""
         chain: list[str] = []
-        seed: list[lazy.LazyMessage] = []
+        seed: list[lazy.LazyMessage] | None = None
+        missing: str | None = parent_id  # the first link with no row behind it
         async with (
             saver.lock,
             saver.conn.execute(
                 ANCESTORS_SQL, (thread_id, parent_id, thread_id, MAX_CHAIN_DEPTH)
             ) as cur,
         ):
-            async for ancestor_id, type_, blob in cur:
+            async for ancestor_id, ancestor_parent, type_, blob in cur:
                 if ancestor_id in chain:
+                    missing = None
                     break  # a loop: the walk has seen everything it can
                 chain.append(ancestor_id)
+                missing = ancestor_parent
                 values = _parse_msgpack(type_, blob).get("channel_values") or {}
                 if MESSAGES in values:
                     seed = lazy.messages_value(values[MESSAGES])
                     break
+        if seed is None:
+            if missing is not None and len(chain) < MAX_CHAIN_DEPTH + 1:
+                raise pruned_history(missing)
+            seed = []
         position = {checkpoint_id: -depth for depth, checkpoint_id in enumerate(chain)}
         task_path = "task_path" if saver._has_task_path else "''"
         sql = MESSAGE_WRITES_SQL.format(task_path=task_path, ids=",".join("?" * len(chain)))
@@ -331,6 +413,41 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         rows.sort(key=lambda r: (position[r[0]], writes_sort_key(r[1], r[2], r[3])))
         batches = [lazy.write_entries(_parse_msgpack(wtype, value)) for *_, wtype, value in rows]
         return lazy.replay(seed, batches)
+
+    async def _check_chain(self, saver: AsyncSqliteSaver, tup: CheckpointTuple) -> None:
+        """Raise when the saver rebuilt a DeltaChannel without a snapshot because an
+        ancestor is gone: langgraph's own walk stops there silently, with part of the
+        history, and an answer read from part of it may be the wrong one."""
+        history = await saver.aget_delta_channel_history(config=tup.config, channels=[MESSAGES])
+        if "seed" in history[MESSAGES] or tup.parent_config is None:
+            return
+        thread_id = tup.config["configurable"]["thread_id"]
+        parent_id = tup.parent_config["configurable"]["checkpoint_id"]
+        rows = await self._fetch(
+            saver, CHAIN_END_SQL, (thread_id, parent_id, thread_id, MAX_CHAIN_DEPTH)
+        )
+        missing = rows[0][1] if rows else parent_id
+        if missing is not None:
+            raise pruned_history(missing)
+
+
+def pruned_history(missing: str) -> CheckpointUnreadable:
+    return CheckpointUnreadable(
+        f"message history pruned before any snapshot (ancestor {missing} is gone)"
+    )
+
+
+def _busy(exc: BaseException) -> bool:
+    """Another connection holds the lock this read needs: the connection is fine."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    name = getattr(exc, "sqlite_errorname", "")
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "is locked" in str(exc)
+
+
+def _connection_gone(exc: Exception) -> bool:
+    """aiosqlite's own errors for a connection closed under a read (a reset elsewhere)."""
+    return isinstance(exc, ValueError) and str(exc) in ("Connection closed", "no active connection")
 
 
 def _parse_msgpack(type_: str, blob: bytes) -> Any:
