@@ -70,21 +70,22 @@ class DeltaState(TypedDict):
 
 def build(mode: Mode, size: int, updates_since_snapshot: int = 99, **compile_kwargs: Any):
     """A graph whose one run leaves a ``size``-message thread (input: ``{}``)."""
-    # Updates of the messages channel: the history's, one per message after the first
-    # write, then the question and the answer.
-    one_by_one = 0
+    # Updates of the messages channel: the history's first write, one per later step,
+    # then the question and the answer. A thread too short to give every step a
+    # message gives the last steps empty writes (still updates of the channel).
+    steps = 0
     if mode == "delta":
-        total_updates = MESSAGES_SNAPSHOT_FREQUENCY + updates_since_snapshot
-        one_by_one = max(total_updates - 3, 0)
-    bulk = size - 2 - one_by_one
-    assert bulk >= 1, "thread too small for that many updates"
+        steps = MESSAGES_SNAPSHOT_FREQUENCY + updates_since_snapshot - 3
+    bulk = max(size - 2 - steps, 1)
+    with_message = size - 2 - bulk  # steps that add one message each
 
     def history(state: dict) -> dict:
-        return {"messages": [filler(i) for i in range(bulk)], "todo": one_by_one}
+        return {"messages": [filler(i) for i in range(bulk)], "todo": steps}
 
     def step(state: dict) -> dict:
-        index = bulk + one_by_one - state["todo"]
-        return {"messages": [filler(index)], "todo": state["todo"] - 1}
+        done = steps - state["todo"]
+        added = [filler(bulk + done)] if done < with_message else []
+        return {"messages": added, "todo": state["todo"] - 1}
 
     def ask(state: dict) -> dict:
         return {"messages": [HumanMessage("So what is the conclusion?", id="final-question")]}

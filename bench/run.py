@@ -145,10 +145,13 @@ async def size_sweep(report: Report, sizes: list[int], work: Path) -> None:
 async def flatness(report: Report, work: Path) -> None:
     """Same thread, 10 vs 10,000 threads in the store; 10 vs 10,000 checkpoints in it."""
     few, many = work / "few-threads.db", work / "many-threads.db"
+    # The thread read is the same 200-message one in both stores; the others are small
+    # real threads cloned by SQL (10,000 copies of a large one would not fit a disk).
     await seed.thread_direct(few, "template", "plain", 200)
+    await seed.thread_direct(few, "small", "plain", 3)
     seed.copy_db(few, many)
-    seed.clone_threads(few, "template", 9)
-    seed.clone_threads(many, "template", 9_999)
+    seed.clone_threads(few, "small", 8)
+    seed.clone_threads(many, "small", 9_998)
     stores = {"10 threads": InProcess(few), "10,000 threads": InProcess(many)}
     report.flat["threads"] = await interleaved(
         {name: lambda s=store: s.cold("template") for name, store in stores.items()}, 40

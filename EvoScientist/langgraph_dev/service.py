@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 API_POLL_SECONDS = 0.1  # reading through the API: no change signal, poll
 CATCH_UP_POLL_SECONDS = 0.05  # checkpoint says done, server still says busy: soon
 SERVER_STATUS_POLL_SECONDS = 2.0  # a run may die without writing: recheck the server
-STORE_POLL_SECONDS = 5.0  # standalone: the change signal is all there is
+STORE_POLL_SECONDS = 5.0  # standalone: a safety net under the change signal
 # The longest one read may take (a locked store, a slow API): past it the request ends
 # in a retryable 503 instead of hanging. A long-poll gets its ``wait`` on top.
 READ_DEADLINE_SECONDS = 5.0
@@ -144,21 +144,20 @@ class FinalAnswerService:
         """
         deadline = time.monotonic() + seconds
         while True:
+            # Taken before the read: a commit landing during it ends the next wait at once.
+            token = self.direct.change_token(thread_id) if self.direct is not None else None
             answer, server_lags = await self._read(thread_id, run_id, user_id)
             if answer.complete or (changed is not None and changed(answer)):
                 return answer
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return answer
-            await self._pause(thread_id, answer, server_lags, remaining)
-
-    async def _pause(
-        self, thread_id: str, answer: FinalAnswer, server_lags: bool, remaining: float
-    ) -> None:
-        if server_lags:
-            await asyncio.sleep(min(CATCH_UP_POLL_SECONDS, remaining))
-        elif answer.source == "checkpointer" and self.direct is not None:
-            cap = SERVER_STATUS_POLL_SECONDS if inside_langgraph_server() else STORE_POLL_SECONDS
-            await self.direct.wait_for_change(thread_id, min(cap, remaining))
-        else:
-            await asyncio.sleep(min(API_POLL_SECONDS, remaining))
+            if server_lags:
+                await asyncio.sleep(min(CATCH_UP_POLL_SECONDS, remaining))
+            elif answer.source == "checkpointer" and self.direct is not None:
+                cap = (
+                    SERVER_STATUS_POLL_SECONDS if inside_langgraph_server() else STORE_POLL_SECONDS
+                )
+                await self.direct.wait_for_change(thread_id, token, min(cap, remaining))
+            else:
+                await asyncio.sleep(min(API_POLL_SECONDS, remaining))

@@ -65,11 +65,20 @@ class ApiAnswerReader:
             raise StoreUnavailable(f"langgraph API: {type(exc).__name__}: {exc}") from exc
 
     async def thread_status(self, thread_id: str) -> str | None:
-        """The server's status of the thread, or None when it does not know the thread."""
+        """The server's status of the thread, or None when it does not know the thread.
+
+        A search selecting only the status: ``threads.get`` would also serialise the
+        thread's values (its whole message list) on every poll.
+        """
         try:
-            return (await self.thread(thread_id)).get("status")
-        except ThreadNotFound:
+            found = await self.client.threads.search(
+                ids=[thread_id], select=["thread_id", "status"], limit=1
+            )
+        except UNKNOWN_THREAD:
             return None
+        except (httpx.HTTPError, OSError) as exc:
+            raise StoreUnavailable(f"langgraph API: {type(exc).__name__}: {exc}") from exc
+        return found[0].get("status") if found else None
 
     async def read(
         self, thread_id: str, run_id: str | None = None, *, user_id: str | None = None

@@ -7,8 +7,6 @@ is applied afterwards, so it never goes stale in the cache.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -67,8 +65,13 @@ class CheckpointAnswerReader(ABC):
         """Decode ``head`` into an answer, from the checkpoint alone."""
 
     @abstractmethod
-    async def wait_for_change(self, thread_id: str, timeout: float) -> None:
-        """Return when the store may have changed for ``thread_id``, or after ``timeout``."""
+    def change_token(self, thread_id: str) -> object:
+        """A marker of the store's state, taken before a read that may be waited on."""
+
+    @abstractmethod
+    async def wait_for_change(self, thread_id: str, since: object, timeout: float) -> None:
+        """Return once the store may have changed for ``thread_id`` since the token was
+        taken (at once if it already has), or after ``timeout`` seconds."""
 
     async def close(self) -> None:  # noqa: B027 - readers without resources need nothing
         pass
@@ -101,8 +104,3 @@ class CheckpointAnswerReader(ABC):
             answer = await self.answer(thread_id, head)
             self.cache.put(thread_id, head, answer)
         return with_thread_status(answer, thread_status)
-
-
-async def sleep_until(event: asyncio.Event, timeout: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(event.wait(), timeout)

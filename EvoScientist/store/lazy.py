@@ -123,25 +123,44 @@ def write_entries(value: Any) -> list[LazyMessage]:
     return [LazyMessage(item) for item in items]
 
 
+class Seed:
+    """A DeltaChannel snapshot's entries, with their id index built on first need and
+    kept: a growing thread reuses one snapshot for up to ``snapshot_frequency`` steps."""
+
+    __slots__ = ("_index", "entries")
+
+    def __init__(self, entries: Sequence[LazyMessage]) -> None:
+        self.entries = list(entries)
+        self._index: dict[str, int] | None = None
+
+    def index(self) -> dict[str, int]:
+        if self._index is None:
+            index: dict[str, int] = {}
+            for position, entry in enumerate(self.entries):
+                entry_id = entry.peek()[1]
+                if entry_id is not None:
+                    index[entry_id] = position
+            self._index = index
+        return self._index
+
+
 def replay(
-    seed: Sequence[LazyMessage], writes: Iterable[Sequence[LazyMessage]]
+    seed: Seed | Sequence[LazyMessage], writes: Iterable[Sequence[LazyMessage]]
 ) -> list[LazyMessage]:
     """``_messages_delta_reducer``'s fold over lazy entries: same ids replace in place,
     ``RemoveMessage`` deletes, entries without an id append.
 
     Seed entries are peeked only when some write carries an id.
     """
+    if not isinstance(seed, Seed):
+        seed = Seed(seed)
     flat = [entry for batch in writes for entry in batch]
     if not flat:
-        return list(seed)
+        return list(seed.entries)
     if not any(entry.peek()[1] is not None for entry in flat):
-        return [*seed, *flat]
-    result: list[LazyMessage | None] = list(seed)
-    index: dict[str, int] = {}
-    for position, entry in enumerate(seed):
-        entry_id = entry.peek()[1]
-        if entry_id is not None:
-            index[entry_id] = position
+        return [*seed.entries, *flat]
+    result: list[LazyMessage | None] = list(seed.entries)
+    index = dict(seed.index())
     for entry in flat:
         kind, entry_id = entry.peek()
         if entry_id is None:

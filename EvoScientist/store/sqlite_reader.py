@@ -20,8 +20,10 @@ import asyncio
 import json
 import logging
 import sqlite3
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -33,51 +35,41 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from EvoScientist.answer.result import FinalAnswer, answer_from_checkpoint
 from EvoScientist.answer.status import ERROR_CHANNEL, INTERRUPT_CHANNEL, RESUME_CHANNEL
 from EvoScientist.store import lazy
-from EvoScientist.store.base import CheckpointAnswerReader, Head, sleep_until
+from EvoScientist.store.api_reader import AUTH_USER_KEY
+from EvoScientist.store.base import CheckpointAnswerReader, Head
+from EvoScientist.store.change_signal import ChangeSignal, change_signal
 from EvoScientist.store.errors import CheckpointUnreadable, StoreUnavailable
 from EvoScientist.store.messages import MESSAGES, checkpoint_messages, is_delta_channel
 
 logger = logging.getLogger(__name__)
 
-# The newest root-namespace checkpoint (subgraph checkpoints never answer) that this
-# agent wrote (another agent's rows in a shared thread never answer) — for an
-# authenticated user, one that user's run wrote (langgraph-api records the user as
-# ``langgraph_auth_user_id`` in checkpoint metadata) — with a signature of the writes
-# stored against it: a resume or an interrupt lands there without a new checkpoint,
-# and INSERT OR REPLACE gives a replaced row a new rowid.
-_HEAD_SQL = """
-SELECT c.checkpoint_id,
-       (SELECT count(*) FROM writes w
-         WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = ''
-           AND w.checkpoint_id = c.checkpoint_id),
-       (SELECT coalesce(max(w.rowid), 0) FROM writes w
-         WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = ''
-           AND w.checkpoint_id = c.checkpoint_id)
-FROM checkpoints c
-WHERE c.thread_id = ? AND c.checkpoint_ns = ''
-  AND coalesce(json_extract({metadata}, '$.agent_name'), ?) = ?
-  {run_filter}
-  {user_filter}
-ORDER BY c.checkpoint_id DESC LIMIT 1
+# Which checkpoint answers: the newest root-namespace one (subgraph checkpoints never
+# answer) that this agent wrote (another agent's rows in a shared thread never do), for
+# ``run_id`` that run's, for an authenticated user one of that user's runs
+# (langgraph-api records ``langgraph_auth_user_id`` in checkpoint metadata).
+#
+# Ids come newest first from the primary key alone (a covering index): ``metadata`` is
+# stored after the checkpoint blob, so reading it walks the blob's overflow pages. It
+# is read once per checkpoint and kept (``_CheckpointFacts``), so a repeat poll reads
+# no blob at all.
+HEAD_IDS_SQL = """
+SELECT checkpoint_id FROM checkpoints
+WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id < ?
+ORDER BY checkpoint_id DESC LIMIT ?
 """
-# A row whose metadata is not JSON must not fail the query (``malformed JSON``) for the
-# whole thread: it reads as metadata without keys, and its decode reports it.
-_METADATA = "(CASE WHEN json_valid(CAST(c.metadata AS TEXT)) THEN CAST(c.metadata AS TEXT) END)"
-_RUN_FILTER = f"AND json_extract({_METADATA}, '$.run_id') = ?"
-_USER_FILTER = f"AND json_extract({_METADATA}, '$.langgraph_auth_user_id') = ?"
-
-
-def head_sql(*, run: bool, user: bool) -> str:
-    """The head query; its parameters: thread, agent, agent[, run_id][, user_id]."""
-    return _HEAD_SQL.format(
-        metadata=_METADATA,
-        run_filter=_RUN_FILTER if run else "",
-        user_filter=_USER_FILTER if user else "",
-    )
-
-
-HEAD_SQL = head_sql(run=False, user=False)
-RUN_HEAD_SQL = head_sql(run=True, user=False)
+METADATA_SQL = """
+SELECT metadata FROM checkpoints
+WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
+"""
+# The writes stored against the head: a resume or an interrupt lands there without a
+# new checkpoint, and INSERT OR REPLACE gives a replaced row a new rowid.
+WRITES_SIGNATURE_SQL = """
+SELECT count(*), coalesce(max(rowid), 0) FROM writes
+WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
+"""
+# Ids sort below this: the first page of HEAD_IDS_SQL starts from the top.
+_AFTER_NEWEST = "\U0010ffff"
+HEAD_PAGE = 16
 CHECKPOINT_SQL = """
 SELECT type, checkpoint, metadata, parent_checkpoint_id FROM checkpoints
 WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
@@ -116,19 +108,36 @@ WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, depth) AS (
 )
 SELECT checkpoint_id, parent_checkpoint_id FROM chain ORDER BY depth DESC LIMIT 1
 """
+# The same walk without blobs: cheap, to find a snapshot already decoded.
+ANCESTOR_IDS_SQL = """
+WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, depth) AS (
+  SELECT checkpoint_id, parent_checkpoint_id, 0 FROM checkpoints
+  WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
+  UNION ALL
+  SELECT c.checkpoint_id, c.parent_checkpoint_id, chain.depth + 1
+  FROM chain CROSS JOIN checkpoints c ON c.checkpoint_id = chain.parent_checkpoint_id
+  WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND chain.depth < ?
+)
+SELECT checkpoint_id FROM chain
+"""
+BLOBS_SQL = """
+SELECT checkpoint_id, type, checkpoint FROM checkpoints
+WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN ({ids})
+"""
 MESSAGE_WRITES_SQL = """
 SELECT checkpoint_id, {task_path}, task_id, idx, type, value FROM writes
 WHERE thread_id = ? AND checkpoint_ns = '' AND channel = ? AND checkpoint_id IN ({ids})
 """
 WRITES_HAVE_TASK_PATH_SQL = "SELECT 1 FROM pragma_table_info('writes') WHERE name = 'task_path'"
-DATA_VERSION_SQL = "PRAGMA data_version"
 NO_CHECKPOINTS_TABLE = "no such table: checkpoints"
 
 MAX_CHAIN_DEPTH = 100_000
+# Checkpoints whose eligibility is remembered, and DeltaChannel snapshots kept decoded
+# (id index included) so the next checkpoint of a growing thread replays only its writes.
+KNOWN_CHECKPOINTS = 65_536
+KEPT_SNAPSHOTS = 4
 # How long a read waits on a writer's lock before giving up on this path.
 BUSY_TIMEOUT_SECONDS = 1.0
-# How often waiting requests look for a commit by another connection.
-CHANGE_POLL_SECONDS = 0.02
 
 
 def read_only_uri(path: Path) -> str:
@@ -149,9 +158,9 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         # one is closed only once no request still reads through it.
         self._users: dict[AsyncSqliteSaver, int] = {}
         self._retired: set[AsyncSqliteSaver] = set()
-        self._changed = asyncio.Event()
-        self._waiters = 0
-        self._watcher: asyncio.Task[None] | None = None
+        self._change: ChangeSignal | None = None
+        self._known: OrderedDict[tuple[str, str], _CheckpointFacts] = OrderedDict()
+        self._seeds: OrderedDict[tuple[str, str], lazy.Seed] = OrderedDict()
 
     # -- connection ---------------------------------------------------------------
 
@@ -178,10 +187,9 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             return saver
 
     async def close(self) -> None:
-        if self._watcher is not None:
-            self._watcher.cancel()
-            await asyncio.gather(self._watcher, return_exceptions=True)
-            self._watcher = None
+        if self._change is not None:
+            self._change.close()
+            self._change = None
         async with self._open_lock:
             conn, self._conn, self._saver = self._conn, None, None
             retired, self._retired = self._retired, set()
@@ -240,23 +248,47 @@ class SqliteAnswerReader(CheckpointAnswerReader):
     async def head(
         self, thread_id: str, run_id: str | None, user_id: str | None = None
     ) -> Head | None:
-        params: list[Any] = [thread_id, self.agent_name, self.agent_name]
-        if run_id is not None:
-            params.append(run_id)
-        if user_id is not None:
-            params.append(user_id)
-        sql = head_sql(run=run_id is not None, user=user_id is not None)
         async with self._session() as saver:
             try:
-                rows = await self._fetch(saver, sql, params)
+                checkpoint_id = await self._eligible_head(saver, thread_id, run_id, user_id)
             except sqlite3.OperationalError as exc:
                 if NO_CHECKPOINTS_TABLE in str(exc):
                     return None  # a store nothing has been written to holds no thread
                 raise
-        if not rows:
-            return None
-        checkpoint_id, count, last_rowid = rows[0]
+            if checkpoint_id is None:
+                return None
+            rows = await self._fetch(saver, WRITES_SIGNATURE_SQL, (thread_id, checkpoint_id))
+        count, last_rowid = rows[0]
         return Head(checkpoint_id, (count, last_rowid))
+
+    async def _eligible_head(
+        self, saver: AsyncSqliteSaver, thread_id: str, run_id: str | None, user_id: str | None
+    ) -> str | None:
+        below = _AFTER_NEWEST
+        while True:
+            rows = await self._fetch(saver, HEAD_IDS_SQL, (thread_id, below, HEAD_PAGE))
+            for (checkpoint_id,) in rows:
+                facts = await self._facts(saver, thread_id, checkpoint_id)
+                if facts is not None and facts.answers(self.agent_name, run_id, user_id):
+                    return checkpoint_id
+            if len(rows) < HEAD_PAGE:
+                return None
+            below = rows[-1][0]
+
+    async def _facts(
+        self, saver: AsyncSqliteSaver, thread_id: str, checkpoint_id: str
+    ) -> _CheckpointFacts | None:
+        key = (thread_id, checkpoint_id)
+        facts = self._known.get(key)
+        if facts is None:
+            rows = await self._fetch(saver, METADATA_SQL, key)
+            if not rows:
+                return None  # deleted since the ids were read
+            facts = _CheckpointFacts.of(rows[0][0])
+            self._known[key] = facts
+            while len(self._known) > KNOWN_CHECKPOINTS:
+                self._known.popitem(last=False)
+        return facts
 
     async def answer(self, thread_id: str, head: Head) -> FinalAnswer:
         async with self._session() as saver:
@@ -277,32 +309,20 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                     f"checkpoint {head.checkpoint_id}: {type(exc).__name__}: {exc}"
                 ) from exc
 
-    async def wait_for_change(self, thread_id: str, timeout: float) -> None:
-        """Wake on any commit to the file (``PRAGMA data_version``), polled by one task
-        for all waiting requests; a commit is rare next to the polls it replaces."""
-        self._waiters += 1
-        try:
-            if self._watcher is None or self._watcher.done():
-                self._watcher = asyncio.create_task(self._watch())
-            await sleep_until(self._changed, timeout)
-        finally:
-            self._waiters -= 1
+    def change_token(self, thread_id: str) -> int:
+        return self._signal().token()
 
-    async def _watch(self) -> None:
-        last: int | None = None
-        while self._waiters > 0:
-            try:
-                async with self._session() as saver:
-                    rows = await self._fetch(saver, DATA_VERSION_SQL, ())
-                version = rows[0][0]
-            except StoreUnavailable:
-                version = None
-            if version != last:
-                if last is not None:
-                    changed, self._changed = self._changed, asyncio.Event()
-                    changed.set()
-                last = version
-            await asyncio.sleep(CHANGE_POLL_SECONDS)
+    async def wait_for_change(self, thread_id: str, since: object, timeout: float) -> None:
+        """Wake on a write to the file, its WAL or its journal (any thread's: a thread's
+        own change cannot be told apart without a query, and the cache makes a needless
+        wake-up cheap)."""
+        assert isinstance(since, int)
+        await self._signal().wait(since, timeout)
+
+    def _signal(self) -> ChangeSignal:
+        if self._change is None:
+            self._change = change_signal(self.path)
+        return self._change
 
     # -- decoding -------------------------------------------------------------------
 
@@ -382,8 +402,27 @@ class SqliteAnswerReader(CheckpointAnswerReader):
     ) -> list[lazy.LazyMessage]:
         """The DeltaChannel's value at a checkpoint: the nearest stored value up the
         parent chain, then every write since (the checkpoint's own excluded)."""
+        known = await self._known_seed(saver, thread_id, parent_id)
+        if known is not None:
+            chain, seed = known
+        else:
+            chain, seed = await self._walk_to_seed(saver, thread_id, parent_id)
+        position = {checkpoint_id: -depth for depth, checkpoint_id in enumerate(chain)}
+        task_path = "task_path" if saver._has_task_path else "''"
+        sql = MESSAGE_WRITES_SQL.format(task_path=task_path, ids=",".join("?" * len(chain)))
+        rows = await self._fetch(saver, sql, (thread_id, MESSAGES, *chain))
+        # Oldest checkpoint first; within one, the order live execution applied them.
+        rows.sort(key=lambda r: (position[r[0]], writes_sort_key(r[1], r[2], r[3])))
+        batches = [lazy.write_entries(_parse_msgpack(wtype, value)) for *_, wtype, value in rows]
+        return lazy.replay(seed, batches)
+
+    async def _walk_to_seed(
+        self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
+    ) -> tuple[list[str], lazy.Seed]:
+        """Ancestors nearest first, blobs parsed as they come, up to the nearest one
+        holding the channel's value (the seed); that snapshot is kept decoded."""
         chain: list[str] = []
-        seed: list[lazy.LazyMessage] | None = None
+        seed: lazy.Seed | None = None
         missing: str | None = parent_id  # the first link with no row behind it
         async with (
             saver.lock,
@@ -399,20 +438,59 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                 missing = ancestor_parent
                 values = _parse_msgpack(type_, blob).get("channel_values") or {}
                 if MESSAGES in values:
-                    seed = lazy.messages_value(values[MESSAGES])
+                    seed = lazy.Seed(lazy.messages_value(values[MESSAGES]))
+                    self._keep_seed(thread_id, ancestor_id, seed)
                     break
         if seed is None:
             if missing is not None and len(chain) < MAX_CHAIN_DEPTH + 1:
                 raise pruned_history(missing)
-            seed = []
-        position = {checkpoint_id: -depth for depth, checkpoint_id in enumerate(chain)}
-        task_path = "task_path" if saver._has_task_path else "''"
-        sql = MESSAGE_WRITES_SQL.format(task_path=task_path, ids=",".join("?" * len(chain)))
-        rows = await self._fetch(saver, sql, (thread_id, MESSAGES, *chain))
-        # Oldest checkpoint first; within one, the order live execution applied them.
-        rows.sort(key=lambda r: (position[r[0]], writes_sort_key(r[1], r[2], r[3])))
-        batches = [lazy.write_entries(_parse_msgpack(wtype, value)) for *_, wtype, value in rows]
-        return lazy.replay(seed, batches)
+            seed = lazy.Seed([])
+        return chain, seed
+
+    async def _known_seed(
+        self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
+    ) -> tuple[list[str], lazy.Seed] | None:
+        """The chain up to a snapshot decoded on an earlier read, if the walk meets one
+        before any newer snapshot: then only the small blobs in between are read."""
+        if not any(key[0] == thread_id for key in self._seeds):
+            return None
+        chain: list[str] = []
+        seed: lazy.Seed | None = None
+        async with (
+            saver.lock,
+            saver.conn.execute(
+                ANCESTOR_IDS_SQL, (thread_id, parent_id, thread_id, MAX_CHAIN_DEPTH)
+            ) as cur,
+        ):
+            async for (ancestor_id,) in cur:
+                if ancestor_id in chain:
+                    return None
+                chain.append(ancestor_id)
+                seed = self._seeds.get((thread_id, ancestor_id))
+                if seed is not None:
+                    break
+        if seed is None:
+            return None
+        self._seeds.move_to_end((thread_id, chain[-1]))
+        between = chain[:-1]
+        if between:
+            sql = BLOBS_SQL.format(ids=",".join("?" * len(between)))
+            rows = await self._fetch(saver, sql, (thread_id, *between))
+            blobs = {checkpoint_id: (type_, blob) for checkpoint_id, type_, blob in rows}
+            for depth, checkpoint_id in enumerate(between):
+                if checkpoint_id not in blobs:
+                    return None  # changed under us: walk the slow way
+                values = _parse_msgpack(*blobs[checkpoint_id]).get("channel_values") or {}
+                if MESSAGES in values:  # a newer snapshot than the one kept
+                    newer = lazy.Seed(lazy.messages_value(values[MESSAGES]))
+                    self._keep_seed(thread_id, checkpoint_id, newer)
+                    return chain[: depth + 1], newer
+        return chain, seed
+
+    def _keep_seed(self, thread_id: str, checkpoint_id: str, seed: lazy.Seed) -> None:
+        self._seeds[(thread_id, checkpoint_id)] = seed
+        while len(self._seeds) > KEPT_SNAPSHOTS:
+            self._seeds.popitem(last=False)
 
     async def _check_chain(self, saver: AsyncSqliteSaver, tup: CheckpointTuple) -> None:
         """Raise when the saver rebuilt a DeltaChannel without a snapshot because an
@@ -429,6 +507,37 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         missing = rows[0][1] if rows else parent_id
         if missing is not None:
             raise pruned_history(missing)
+
+
+@dataclass(frozen=True, slots=True)
+class _CheckpointFacts:
+    """What decides whether a checkpoint may answer; metadata never changes once written."""
+
+    agent_name: str | None
+    run_id: str | None
+    user_id: str | None
+
+    @classmethod
+    def of(cls, metadata_blob: bytes | str | None) -> _CheckpointFacts:
+        try:
+            metadata = json.loads(metadata_blob) if metadata_blob is not None else {}
+        except ValueError:
+            metadata = {}
+        if not isinstance(metadata, dict):
+            metadata = {}
+
+        def text(key: str) -> str | None:
+            value = metadata.get(key)
+            return None if value is None else str(value)
+
+        return cls(text("agent_name"), text("run_id"), text(AUTH_USER_KEY))
+
+    def answers(self, agent_name: str, run_id: str | None, user_id: str | None) -> bool:
+        return (
+            self.agent_name in (None, agent_name)
+            and (run_id is None or self.run_id == run_id)
+            and (user_id is None or self.user_id == user_id)
+        )
 
 
 def pruned_history(missing: str) -> CheckpointUnreadable:
