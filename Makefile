@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 2024
 
-.PHONY: dev test lint install clean layer-table
+.PHONY: dev test lint install clean layer-table bench
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,3 +35,8 @@ clean:
 # Re-measure each recovery layer's share against a real server (docs/webui-layer-table.md).
 layer-table: $(STAMP)
 	EVOSCIENTIST_LAYER_TABLE=docs/webui-layer-table.md $(BIN)/python -m pytest -q tests/test_recovery_layers.py
+
+# Timings, not tests: medians side by side, written to docs/benchmarks.md (~15 min).
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,bench]"
+	$(BIN)/python -m bench

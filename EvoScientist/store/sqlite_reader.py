@@ -48,24 +48,24 @@ logger = logging.getLogger(__name__)
 # ``run_id`` that run's, for an authenticated user one of that user's runs
 # (langgraph-api records ``langgraph_auth_user_id`` in checkpoint metadata).
 #
-# Ids come newest first from the primary key alone (a covering index): ``metadata`` is
+# Ids come newest first from the primary key alone (a covering index), each with a
+# signature of the writes stored against it (a resume or an interrupt lands there
+# without a new checkpoint; INSERT OR REPLACE gives a replaced row a new rowid).
+# ``metadata`` is
 # stored after the checkpoint blob, so reading it walks the blob's overflow pages. It
 # is read once per checkpoint and kept (``_CheckpointFacts``), so a repeat poll reads
 # no blob at all.
 HEAD_IDS_SQL = """
-SELECT checkpoint_id FROM checkpoints
-WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id < ?
-ORDER BY checkpoint_id DESC LIMIT ?
-"""
-METADATA_SQL = """
-SELECT metadata FROM checkpoints
-WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
-"""
-# The writes stored against the head: a resume or an interrupt lands there without a
-# new checkpoint, and INSERT OR REPLACE gives a replaced row a new rowid.
-WRITES_SIGNATURE_SQL = """
-SELECT count(*), coalesce(max(rowid), 0) FROM writes
-WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
+SELECT c.checkpoint_id,
+       (SELECT count(*) FROM writes w
+         WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = ''
+           AND w.checkpoint_id = c.checkpoint_id),
+       (SELECT coalesce(max(w.rowid), 0) FROM writes w
+         WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = ''
+           AND w.checkpoint_id = c.checkpoint_id)
+FROM checkpoints c
+WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND c.checkpoint_id < ?
+ORDER BY c.checkpoint_id DESC LIMIT ?
 """
 # Ids sort below this: the first page of HEAD_IDS_SQL starts from the top.
 _AFTER_NEWEST = "\U0010ffff"
@@ -136,6 +136,7 @@ MAX_CHAIN_DEPTH = 100_000
 # (id index included) so the next checkpoint of a growing thread replays only its writes.
 KNOWN_CHECKPOINTS = 65_536
 KEPT_SNAPSHOTS = 4
+PREFETCHED_ROWS = 8
 # How long a read waits on a writer's lock before giving up on this path.
 BUSY_TIMEOUT_SECONDS = 1.0
 
@@ -160,6 +161,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         self._retired: set[AsyncSqliteSaver] = set()
         self._change: ChangeSignal | None = None
         self._known: OrderedDict[tuple[str, str], _CheckpointFacts] = OrderedDict()
+        self._prefetched: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._seeds: OrderedDict[tuple[str, str], lazy.Seed] = OrderedDict()
 
     # -- connection ---------------------------------------------------------------
@@ -240,8 +242,10 @@ class SqliteAnswerReader(CheckpointAnswerReader):
     async def _fetch(
         self, saver: AsyncSqliteSaver, sql: str, params: Sequence[Any]
     ) -> list[sqlite3.Row]:
-        async with saver.lock, saver.conn.execute(sql, params) as cur:
-            return list(await cur.fetchall())
+        # One trip to aiosqlite's thread (execute, fetch and close in one call): each
+        # trip costs two wake-ups, which dominate a cached poll.
+        async with saver.lock:
+            return list(await saver.conn.execute_fetchall(sql, params))
 
     # -- CheckpointAnswerReader -------------------------------------------------
 
@@ -250,27 +254,22 @@ class SqliteAnswerReader(CheckpointAnswerReader):
     ) -> Head | None:
         async with self._session() as saver:
             try:
-                checkpoint_id = await self._eligible_head(saver, thread_id, run_id, user_id)
+                return await self._eligible_head(saver, thread_id, run_id, user_id)
             except sqlite3.OperationalError as exc:
                 if NO_CHECKPOINTS_TABLE in str(exc):
                     return None  # a store nothing has been written to holds no thread
                 raise
-            if checkpoint_id is None:
-                return None
-            rows = await self._fetch(saver, WRITES_SIGNATURE_SQL, (thread_id, checkpoint_id))
-        count, last_rowid = rows[0]
-        return Head(checkpoint_id, (count, last_rowid))
 
     async def _eligible_head(
         self, saver: AsyncSqliteSaver, thread_id: str, run_id: str | None, user_id: str | None
-    ) -> str | None:
+    ) -> Head | None:
         below = _AFTER_NEWEST
         while True:
             rows = await self._fetch(saver, HEAD_IDS_SQL, (thread_id, below, HEAD_PAGE))
-            for (checkpoint_id,) in rows:
+            for checkpoint_id, count, last_rowid in rows:
                 facts = await self._facts(saver, thread_id, checkpoint_id)
                 if facts is not None and facts.answers(self.agent_name, run_id, user_id):
-                    return checkpoint_id
+                    return Head(checkpoint_id, (count, last_rowid))
             if len(rows) < HEAD_PAGE:
                 return None
             below = rows[-1][0]
@@ -281,11 +280,16 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         key = (thread_id, checkpoint_id)
         facts = self._known.get(key)
         if facts is None:
-            rows = await self._fetch(saver, METADATA_SQL, key)
+            # The whole row: metadata sits behind the blob anyway, and the head is
+            # usually decoded next (``_prefetched`` hands the row over).
+            rows = await self._fetch(saver, CHECKPOINT_SQL, key)
             if not rows:
                 return None  # deleted since the ids were read
-            facts = _CheckpointFacts.of(rows[0][0])
+            facts = _CheckpointFacts.of(rows[0][2])
             self._known[key] = facts
+            self._prefetched[key] = rows[0]
+            while len(self._prefetched) > PREFETCHED_ROWS:
+                self._prefetched.popitem(last=False)
             while len(self._known) > KNOWN_CHECKPOINTS:
                 self._known.popitem(last=False)
         return facts
@@ -361,10 +365,13 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         hook = getattr(saver.serde, "_unpack_ext_hook", None)
         if hook is None:
             raise lazy.Unexpected(f"serializer {type(saver.serde).__name__} has no ext hook")
-        rows = await self._fetch(saver, CHECKPOINT_SQL, (thread_id, checkpoint_id))
-        if not rows:
-            raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
-        type_, blob, metadata_blob, parent_id = rows[0]
+        row = self._prefetched.pop((thread_id, checkpoint_id), None)
+        if row is None:
+            rows = await self._fetch(saver, CHECKPOINT_SQL, (thread_id, checkpoint_id))
+            if not rows:
+                raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
+            row = rows[0]
+        type_, blob, metadata_blob, parent_id = row
         checkpoint = _parse_msgpack(type_, blob)
         raw_values = checkpoint.get("channel_values")
         if not isinstance(raw_values, dict):
