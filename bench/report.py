@@ -15,6 +15,7 @@ METHODS = (
     "route in-process, repeat poll",
     "route over HTTP",
     "GET /threads/{id}/state",
+    "route in-process, Postgres",
 )
 
 
@@ -98,6 +99,8 @@ def plot(report: Any, path: Path) -> bool:
         if not sizes:
             continue
         for method in METHODS:
+            if any(method not in report.sizes[(mode, s)] for s in sizes):
+                continue
             ax.plot(
                 sizes,
                 [report.sizes[(mode, s)][method] * 1000 for s in sizes],
@@ -139,12 +142,15 @@ def write(report: Any, out: Path, *, machine: str, when: datetime) -> bool:
             "## Latency by thread size",
             "",
             "The floor is a SELECT of the newest checkpoint blob plus a msgpack parse that "
-            "builds no message objects. *Route in-process* is the standalone app over ASGI "
-            "with its answer cache cleared before each request (the decode is measured); "
+            "builds no message objects. *Route in-process* is the standalone app's ASGI callable "
+            "called directly, its answer cache cleared before each request (the decode is "
+            "measured); "
             "*repeat poll* is the same request when the newest checkpoint has not changed. "
             "*Over HTTP* both run in a real `langgraph dev` (the route's answers cached as in "
-            "real polling). `delta` threads keep messages in the agent's DeltaChannel, 99 "
-            "updates past a snapshot: the worst case.",
+            "real polling). *Postgres*: the same threads written by the same graphs through "
+            "`AsyncPostgresSaver`, read in-process by `PostgresAnswerReader` (cache cleared; "
+            "the server on 127.0.0.1). `delta` threads keep messages in the agent's "
+            "DeltaChannel, 99 updates past a snapshot: the worst case.",
             "",
             "| thread | " + " | ".join(METHODS) + " | route HTTP vs /state | body − answer |",
             "|---" * (len(METHODS) + 3) + "|",
@@ -154,7 +160,7 @@ def write(report: Any, out: Path, *, machine: str, when: datetime) -> bool:
             speedup = medians["GET /threads/{id}/state"] / medians["route over HTTP"]
             lines.append(
                 f"| {mode}, {size:,} msgs | "
-                + " | ".join(ms(medians[m]) for m in METHODS)
+                + " | ".join(ms(medians[m]) if m in medians else "—" for m in METHODS)
                 + f" | {speedup:.0f}× faster | {body - answer} B |"
             )
         if plot(report, out.with_name(PLOT)):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -24,6 +25,7 @@ from typing import Any
 import aiosqlite
 import httpx
 
+from bench import postgres as bench_postgres
 from bench import seed
 from bench.timing import interleaved, ms, percentile
 from EvoScientist.langgraph_dev.http import create_app
@@ -55,19 +57,58 @@ class Report:
     seconds: float = 0.0
 
 
+async def call_asgi(app: Any, path: str, query: str = "") -> tuple[int, bytes]:
+    """One GET straight into the ASGI app: the route's own cost, no HTTP client's."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query.encode(),
+        "root_path": "",
+        "headers": [(b"host", b"bench")],
+        "client": ("127.0.0.1", 1),
+        "server": ("bench", 80),
+    }
+    status, chunks = 0, []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    return status, b"".join(chunks)
+
+
 class InProcess:
-    """The standalone app, in-process over ASGI, reading one store directly."""
+    """The standalone app in-process, reading one store directly."""
 
     def __init__(self, db: Path) -> None:
         self.service = FinalAnswerService(SqliteAnswerReader(db, AGENT), None)
-        transport = httpx.ASGITransport(app=create_app(lambda: self.service))
+        self.app = create_app(lambda: self.service)
+        transport = httpx.ASGITransport(app=self.app)
         self.client = httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=90)
 
-    async def cold(self, thread_id: str) -> httpx.Response:
+    async def cold(self, thread_id: str) -> bytes:
         """A request whose checkpoint is not cached: the decode is measured."""
         assert self.service.direct is not None
         self.service.direct.cache = AnswerCache()
-        return await self.get(thread_id)
+        return await self.fetch(thread_id)
+
+    async def fetch(self, thread_id: str) -> bytes:
+        status, body = await call_asgi(self.app, route(thread_id))
+        if status != 200:
+            raise RuntimeError(f"{status}: {body[:200]!r}")
+        return body
 
     async def get(self, thread_id: str, **params: Any) -> httpx.Response:
         response = await self.client.get(route(thread_id), params=params)
@@ -100,11 +141,14 @@ class Floor:
 
 async def size_sweep(report: Report, sizes: list[int], work: Path) -> None:
     """Floor, route in-process (cold and repeat), route over HTTP, /state over HTTP."""
-    with langgraph_dev(
-        work / "server",
-        work / "server-data",
-        extra_graphs={"bench": "bench/graphs.py:make_bench_graph"},
-    ) as server:
+    with contextlib.ExitStack() as stack:
+        server = stack.enter_context(
+            langgraph_dev(
+                work / "server",
+                work / "server-data",
+                extra_graphs={"bench": "bench/graphs.py:make_bench_graph"},
+            )
+        )
         threads: dict[tuple[str, int], str] = {}
         for mode in ("plain", "delta"):
             for size in sizes:
@@ -112,6 +156,13 @@ async def size_sweep(report: Report, sizes: list[int], work: Path) -> None:
                 threads[(mode, size)] = await seed.thread_via_server(server.url, mode, size)
         local = InProcess(server.sessions_db)
         floor = Floor(server.sessions_db)
+        postgres_threads: dict[tuple[str, int], str] = {}
+        postgres_db = stack.enter_context(bench_postgres.database())
+        if postgres_db is not None:
+            for mode, size in threads:
+                print(f"  seeding {mode} thread of {size} messages in Postgres", flush=True)
+                postgres_threads[(mode, size)] = await bench_postgres.seed(postgres_db, mode, size)
+            on_postgres = bench_postgres.PostgresInProcess(postgres_db)
         async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
             for (mode, size), thread_id in threads.items():
 
@@ -124,10 +175,13 @@ async def size_sweep(report: Report, sizes: list[int], work: Path) -> None:
                 methods = {
                     "floor": lambda tid=thread_id: floor(tid),
                     "route in-process": lambda tid=thread_id: local.cold(tid),
-                    "route in-process, repeat poll": lambda tid=thread_id: local.get(tid),
+                    "route in-process, repeat poll": lambda tid=thread_id: local.fetch(tid),
                     "route over HTTP": over_http,
                     "GET /threads/{id}/state": state,
                 }
+                if (mode, size) in postgres_threads:
+                    pg_thread = postgres_threads[(mode, size)]
+                    methods["route in-process, Postgres"] = lambda t=pg_thread: on_postgres.cold(t)
                 rounds = 25 if size <= 2_000 else 9
                 report.sizes[(mode, size)] = await interleaved(methods, rounds)
                 body = (await local.get(thread_id)).content
@@ -140,6 +194,8 @@ async def size_sweep(report: Report, sizes: list[int], work: Path) -> None:
                 )
         await local.close()
         await floor.close()
+        if postgres_threads:
+            await on_postgres.close()
 
 
 async def flatness(report: Report, work: Path) -> None:
