@@ -271,7 +271,7 @@ async def load(report: Report, work: Path) -> None:
     try:
         wait_until_up_app(url, server)
         writer = asyncio.create_task(asyncio.to_thread(writer_steps, db, "loaded", steps))
-        await asyncio.sleep(0.5)  # the run's first checkpoint exists
+        await thread_exists(url, "loaded")  # the writer process is up and has written
         latencies, errors = await pollers(url, "loaded", writer)
         loaded = await writer
     finally:
@@ -284,6 +284,15 @@ async def load(report: Report, work: Path) -> None:
         "step unloaded": statistics.mean(unloaded),
         "step loaded": statistics.mean(loaded),
     }
+
+
+async def thread_exists(url: str, thread_id: str) -> None:
+    async with httpx.AsyncClient(base_url=url, timeout=10) as http:
+        for _ in range(600):
+            if (await http.get(route(thread_id))).status_code == 200:
+                return
+            await asyncio.sleep(0.05)
+    raise RuntimeError(f"thread {thread_id} never appeared")
 
 
 def wait_until_up_app(url: str, process: subprocess.Popen[bytes]) -> None:
@@ -311,6 +320,7 @@ def writer_steps(db: Path, thread_id: str, steps: int) -> list[float]:
 async def pollers(url: str, thread_id: str, writer: asyncio.Task) -> tuple[list[float], int]:
     latencies: list[float] = []
     errors = 0
+    kinds: dict[str, bool] = {}
 
     async def poll(http: httpx.AsyncClient, wait: int) -> None:
         nonlocal errors
@@ -320,18 +330,22 @@ async def pollers(url: str, thread_id: str, writer: asyncio.Task) -> tuple[list[
                 response = await http.get(route(thread_id), params={"wait": wait} if wait else {})
                 if response.status_code != 200:
                     errors += 1
+                    kinds[f"{response.status_code} {response.text[:120]}"] = True
                 elif wait == 0:
                     latencies.append(time.perf_counter() - started)
                 if response.status_code == 200 and response.json()["complete"]:
                     return
-            except httpx.HTTPError:
+            except httpx.HTTPError as exc:
                 errors += 1
+                kinds[type(exc).__name__] = True
             if wait == 0:
                 await asyncio.sleep(1.0)
 
     limits = httpx.Limits(max_connections=200)
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
         await asyncio.gather(*(poll(http, 0 if i % 2 else 30) for i in range(100)))
+    if kinds:
+        print("  load errors:", "; ".join(kinds), flush=True)
     return latencies, errors
 
 

@@ -24,6 +24,10 @@ logger = logging.getLogger(__name__)
 POLL_SECONDS = 0.1
 # A commit touches the WAL several times in a row: report it once.
 COALESCE_SECONDS = 0.005
+# ...and once more a little later: the WAL is written before the commit becomes
+# visible (through the shared-memory index, which no file event reports), so a reader
+# woken by the first report may still see the state before it.
+TRAILING_SECONDS = 0.05
 
 IN_MODIFY = 0x002
 IN_CLOSE_WRITE = 0x008
@@ -79,6 +83,7 @@ class InotifySignal(ChangeSignal):
         super().__init__(path)
         self._fd: int | None = None
         self._flush: asyncio.Handle | None = None
+        self._trailing: asyncio.Handle | None = None
 
     @staticmethod
     def available() -> bool:
@@ -118,12 +123,22 @@ class InotifySignal(ChangeSignal):
     def _flushed(self) -> None:
         self._flush = None
         self._bump()
+        if self._trailing is not None:
+            self._trailing.cancel()
+        self._trailing = asyncio.get_running_loop().call_later(TRAILING_SECONDS, self._trail)
+
+    def _trail(self) -> None:
+        self._trailing = None
+        self._bump()
 
     def token(self) -> int:
         self._start()
         return super().token()
 
     def close(self) -> None:
+        for handle in (self._flush, self._trailing):
+            if handle is not None:
+                handle.cancel()
         if self._fd is not None:
             with contextlib.suppress(RuntimeError):  # the loop may be gone already
                 asyncio.get_running_loop().remove_reader(self._fd)
@@ -170,9 +185,14 @@ class PollingSignal(ChangeSignal):
             self._waiters -= 1
 
     async def _poll(self) -> None:
+        changed = False
         while self._waiters > 0:
             await asyncio.sleep(POLL_SECONDS)
+            before = self._count
             self._observe()
+            if changed and self._count == before:
+                self._bump()  # the trailing report, as for inotify
+            changed = self._count != before
 
     def close(self) -> None:
         if self._task is not None:

@@ -70,16 +70,18 @@ ORDER BY c.checkpoint_id DESC LIMIT ?
 # Ids sort below this: the first page of HEAD_IDS_SQL starts from the top.
 _AFTER_NEWEST = "\U0010ffff"
 HEAD_PAGE = 16
-CHECKPOINT_SQL = """
-SELECT type, checkpoint, metadata, parent_checkpoint_id FROM checkpoints
-WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
-"""
-# Only the writes that decide the status; message writes are the history's business.
-STATUS_WRITES_SQL = f"""
-SELECT task_id, channel, type, value FROM writes
-WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
-  AND channel IN ('{ERROR_CHANNEL}', '{INTERRUPT_CHANNEL}', '{RESUME_CHANNEL}')
-ORDER BY task_id, idx
+# The row, with the writes that decide the status in the same trip (message writes are
+# the history's business): JSON, the values hex-encoded.
+CHECKPOINT_SQL = f"""
+SELECT c.type, c.checkpoint, c.metadata, c.parent_checkpoint_id,
+       (SELECT json_group_array(json_array(w.task_id, w.channel, w.type, hex(w.value)))
+          FROM (SELECT task_id, channel, type, value FROM writes
+                 WHERE thread_id = c.thread_id AND checkpoint_ns = ''
+                   AND checkpoint_id = c.checkpoint_id
+                   AND channel IN ('{ERROR_CHANNEL}', '{INTERRUPT_CHANNEL}', '{RESUME_CHANNEL}')
+                 ORDER BY task_id, idx) AS w)
+FROM checkpoints c
+WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND c.checkpoint_id = ?
 """
 # Ancestors nearest first, by parent link (ids are ordered only within one process).
 # CROSS JOIN keeps the chain as the outer loop: one primary-key lookup per step. The
@@ -267,7 +269,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         while True:
             rows = await self._fetch(saver, HEAD_IDS_SQL, (thread_id, below, HEAD_PAGE))
             for checkpoint_id, count, last_rowid in rows:
-                facts = await self._facts(saver, thread_id, checkpoint_id)
+                facts = await self._facts(saver, thread_id, checkpoint_id, (count, last_rowid))
                 if facts is not None and facts.answers(self.agent_name, run_id, user_id):
                     return Head(checkpoint_id, (count, last_rowid))
             if len(rows) < HEAD_PAGE:
@@ -275,7 +277,11 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             below = rows[-1][0]
 
     async def _facts(
-        self, saver: AsyncSqliteSaver, thread_id: str, checkpoint_id: str
+        self,
+        saver: AsyncSqliteSaver,
+        thread_id: str,
+        checkpoint_id: str,
+        writes: tuple[int, int] | None = None,
     ) -> _CheckpointFacts | None:
         key = (thread_id, checkpoint_id)
         facts = self._known.get(key)
@@ -287,7 +293,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                 return None  # deleted since the ids were read
             facts = _CheckpointFacts.of(rows[0][2])
             self._known[key] = facts
-            self._prefetched[key] = rows[0]
+            self._prefetched[key] = (writes, rows[0])
             while len(self._prefetched) > PREFETCHED_ROWS:
                 self._prefetched.popitem(last=False)
             while len(self._known) > KNOWN_CHECKPOINTS:
@@ -299,7 +305,9 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             try:
                 if self.lazy_decoding:
                     try:
-                        return await self.lazy_answer(saver, thread_id, head.checkpoint_id)
+                        return await self.lazy_answer(
+                            saver, thread_id, head.checkpoint_id, head.writes
+                        )
                     except lazy.Unexpected as exc:
                         logger.info("thread %s: full decode (%s)", thread_id, exc)
                 return await self.full_answer(saver, thread_id, head.checkpoint_id)
@@ -360,18 +368,24 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         )
 
     async def lazy_answer(
-        self, saver: AsyncSqliteSaver, thread_id: str, checkpoint_id: str
+        self,
+        saver: AsyncSqliteSaver,
+        thread_id: str,
+        checkpoint_id: str,
+        writes: tuple[int, int] | None = None,
     ) -> FinalAnswer:
+        """``writes``: the head's writes signature, when the head query just read it (a
+        row fetched with the same signature is then reused, not read again)."""
         hook = getattr(saver.serde, "_unpack_ext_hook", None)
         if hook is None:
             raise lazy.Unexpected(f"serializer {type(saver.serde).__name__} has no ext hook")
-        row = self._prefetched.pop((thread_id, checkpoint_id), None)
-        if row is None:
+        prefetched_writes, row = self._prefetched.pop((thread_id, checkpoint_id), (None, None))
+        if row is None or writes is None or prefetched_writes != writes:
             rows = await self._fetch(saver, CHECKPOINT_SQL, (thread_id, checkpoint_id))
             if not rows:
                 raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
             row = rows[0]
-        type_, blob, metadata_blob, parent_id = row
+        type_, blob, metadata_blob, parent_id, status_json = row
         checkpoint = _parse_msgpack(type_, blob)
         raw_values = checkpoint.get("channel_values")
         if not isinstance(raw_values, dict):
@@ -382,10 +396,9 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             for name, value in raw_values.items()
             if name != MESSAGES
         }
-        status_rows = await self._fetch(saver, STATUS_WRITES_SQL, (thread_id, checkpoint_id))
         pending_writes = [
-            (task_id, channel, saver.serde.loads_typed((wtype, value)))
-            for task_id, channel, wtype, value in status_rows
+            (task_id, channel, saver.serde.loads_typed((wtype, bytes.fromhex(value or ""))))
+            for task_id, channel, wtype, value in json.loads(status_json or "[]")
         ]
         if MESSAGES in raw_values:
             entries = lazy.messages_value(raw_values[MESSAGES])
