@@ -32,7 +32,7 @@ from EvoScientist.langgraph_dev.http import create_app
 from EvoScientist.langgraph_dev.service import FinalAnswerService
 from EvoScientist.store import lazy
 from EvoScientist.store.base import AnswerCache
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader, read_only_uri
+from EvoScientist.store.sqlite_reader import READER_PRAGMAS, SqliteAnswerReader, read_only_uri
 from tests.servers import free_port, langgraph_dev, stop
 
 REPO = Path(__file__).resolve().parents[1]
@@ -130,6 +130,8 @@ class Floor:
     async def __call__(self, thread_id: str) -> Any:
         if self.conn is None:
             self.conn = await aiosqlite.connect(read_only_uri(self.db), uri=True)
+            for pragma in READER_PRAGMAS:  # the floor gets the reader's tuning too
+                await self.conn.execute(pragma)
         async with self.conn.execute(FLOOR_SQL, (thread_id,)) as cur:
             (blob,) = await cur.fetchone()
         return lazy.parse(blob)

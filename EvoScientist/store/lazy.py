@@ -105,13 +105,18 @@ class LazyMessage:
         return built[0] if built else None
 
 
-def messages_value(value: Any) -> list[LazyMessage]:
-    """The entries of a stored messages value: a list, or a DeltaChannel snapshot of one."""
+def messages_value(value: Any) -> list[Any]:
+    """The entries of a stored messages value (a list, or a DeltaChannel snapshot of
+    one), still raw: each becomes a ``LazyMessage`` only when something looks at it."""
     if isinstance(value, Ext) and value.code == EXT_DELTA_SNAPSHOT:
         value = parse(value.data)
     if not isinstance(value, list):
         raise Unexpected(f"messages value is {type(value).__name__}, not a list")
-    return [LazyMessage(item) for item in value]
+    return value
+
+
+def entry(item: Any) -> LazyMessage:
+    return item if isinstance(item, LazyMessage) else LazyMessage(item)
 
 
 def write_entries(value: Any) -> list[LazyMessage]:
@@ -129,24 +134,23 @@ class Seed:
 
     __slots__ = ("_index", "entries")
 
-    def __init__(self, entries: Sequence[LazyMessage]) -> None:
+    def __init__(self, entries: Sequence[Any]) -> None:
         self.entries = list(entries)
         self._index: dict[str, int] | None = None
 
     def index(self) -> dict[str, int]:
         if self._index is None:
             index: dict[str, int] = {}
-            for position, entry in enumerate(self.entries):
-                entry_id = entry.peek()[1]
+            for position, item in enumerate(self.entries):
+                wrapped = self.entries[position] = entry(item)
+                entry_id = wrapped.peek()[1]
                 if entry_id is not None:
                     index[entry_id] = position
             self._index = index
         return self._index
 
 
-def replay(
-    seed: Seed | Sequence[LazyMessage], writes: Iterable[Sequence[LazyMessage]]
-) -> list[LazyMessage]:
+def replay(seed: Seed | Sequence[Any], writes: Iterable[Sequence[LazyMessage]]) -> list[Any]:
     """``_messages_delta_reducer``'s fold over lazy entries: same ids replace in place,
     ``RemoveMessage`` deletes, entries without an id append.
 
@@ -159,8 +163,8 @@ def replay(
         return list(seed.entries)
     if not any(entry.peek()[1] is not None for entry in flat):
         return [*seed.entries, *flat]
-    result: list[LazyMessage | None] = list(seed.entries)
     index = dict(seed.index())
+    result: list[Any] = list(seed.entries)
     for entry in flat:
         kind, entry_id = entry.peek()
         if entry_id is None:
@@ -176,12 +180,13 @@ def replay(
     return [entry for entry in result if entry is not None]
 
 
-def newest_first(entries: Sequence[LazyMessage], hook: ExtHook) -> Iterator[BaseMessage]:
+def newest_first(entries: Sequence[Any], hook: ExtHook) -> Iterator[BaseMessage]:
     """Build, newest first, only the entries that can answer or close a turn."""
-    for entry in reversed(entries):
-        kind, _ = entry.peek()
+    for item in reversed(entries):
+        current = entry(item)
+        kind, _ = current.peek()
         if kind is not None and kind not in ANSWER_TYPES and kind not in ("user", "assistant"):
             continue
-        message = entry.build(hook)
+        message = current.build(hook)
         if message is not None:
             yield message

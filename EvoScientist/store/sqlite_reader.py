@@ -130,6 +130,9 @@ MESSAGE_WRITES_SQL = """
 SELECT checkpoint_id, {task_path}, task_id, idx, type, value FROM writes
 WHERE thread_id = ? AND checkpoint_ns = '' AND channel = ? AND checkpoint_id IN ({ids})
 """
+# A page cache that keeps the primary-key pages warm while large blobs stream through
+# (a repeat poll then reads nothing from the file), and blobs read through mmap.
+READER_PRAGMAS = ("PRAGMA cache_size = -65536", "PRAGMA mmap_size = 268435456")
 WRITES_HAVE_TASK_PATH_SQL = "SELECT 1 FROM pragma_table_info('writes') WHERE name = 'task_path'"
 NO_CHECKPOINTS_TABLE = "no such table: checkpoints"
 
@@ -183,6 +186,8 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                 # schema is the writer's business; learn the one thing it decides.
                 async with conn.execute(WRITES_HAVE_TASK_PATH_SQL) as cur:
                     saver._has_task_path = await cur.fetchone() is not None
+                for pragma in READER_PRAGMAS:  # per connection; nothing is written
+                    await conn.execute(pragma)
                 saver.is_setup = True
             except BaseException:
                 await conn.close()
@@ -419,7 +424,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
 
     async def _delta_entries(
         self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
-    ) -> list[lazy.LazyMessage]:
+    ) -> list[Any]:
         """The DeltaChannel's value at a checkpoint: the nearest stored value up the
         parent chain, then every write since (the checkpoint's own excluded)."""
         known = await self._known_seed(saver, thread_id, parent_id)
