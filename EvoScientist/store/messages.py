@@ -8,7 +8,7 @@ they did live.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -19,6 +19,8 @@ from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.graph.message import _messages_delta_reducer
 
 from EvoScientist.answer.extract import coerce_messages
+from EvoScientist.answer.result import FinalAnswer, answer_from_checkpoint
+from EvoScientist.store.errors import StoreUnavailable
 
 MESSAGES = "messages"
 DELTA_COUNTERS = "counters_since_delta_snapshot"
@@ -53,3 +55,37 @@ async def checkpoint_messages(
     if not isinstance(raw, list | tuple):
         raw = [raw]
     return coerce_messages(raw)
+
+
+async def saver_answer(
+    saver: BaseCheckpointSaver,
+    thread_id: str,
+    checkpoint_id: str,
+    *,
+    check: Callable[[Any, CheckpointTuple], Awaitable[None]] | None = None,
+) -> FinalAnswer:
+    """The full decode, any saver: it decodes the checkpoint, its pending writes and its
+    DeltaChannel history; ``check(saver, tup)`` may refuse the tuple first."""
+    config = {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": "",
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+    tup = await saver.aget_tuple(config)
+    if tup is None:  # pruned between the two queries
+        raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
+    if check is not None:
+        await check(saver, tup)
+    messages = await checkpoint_messages(saver, tup)
+    return answer_from_checkpoint(
+        thread_id=thread_id,
+        newest_first=reversed(messages),
+        channel_values=tup.checkpoint.get("channel_values", {}),
+        pending_writes=tup.pending_writes or [],
+        metadata=tup.metadata,
+        checkpoint_id=checkpoint_id,
+        ts=tup.checkpoint.get("ts"),
+        source="checkpointer",
+    )

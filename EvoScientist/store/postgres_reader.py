@@ -35,10 +35,10 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from EvoScientist.answer.result import FinalAnswer, answer_from_checkpoint
+from EvoScientist.answer.result import FinalAnswer
 from EvoScientist.store.base import CACHE_SIZE, CheckpointAnswerReader, Head
 from EvoScientist.store.errors import StoreUnavailable
-from EvoScientist.store.messages import checkpoint_messages
+from EvoScientist.store.messages import saver_answer
 
 logger = logging.getLogger(__name__)
 
@@ -315,27 +315,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
     ) -> FinalAnswer:
         """The saver decodes the checkpoint, its pending writes and its DeltaChannel
         history; the channel's reducer rebuilds the messages (as ``SqliteAnswerReader``)."""
-        config = {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": "",
-                "checkpoint_id": checkpoint_id,
-            }
-        }
-        tup = await saver.aget_tuple(config)
-        if tup is None:  # pruned between the two queries
-            raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
-        messages = await checkpoint_messages(saver, tup)
-        return answer_from_checkpoint(
-            thread_id=thread_id,
-            newest_first=reversed(messages),
-            channel_values=tup.checkpoint.get("channel_values", {}),
-            pending_writes=tup.pending_writes or [],
-            metadata=tup.metadata,
-            checkpoint_id=checkpoint_id,
-            ts=tup.checkpoint.get("ts"),
-            source="checkpointer",
-        )
+        return await saver_answer(saver, thread_id, checkpoint_id)
 
 
 # No head seen yet for a thread: the first poll sets the baseline.

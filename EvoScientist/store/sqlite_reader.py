@@ -39,7 +39,7 @@ from EvoScientist.store.api_reader import AUTH_USER_KEY
 from EvoScientist.store.base import CheckpointAnswerReader, Head
 from EvoScientist.store.change_signal import ChangeSignal, change_signal
 from EvoScientist.store.errors import CheckpointUnreadable, StoreUnavailable
-from EvoScientist.store.messages import MESSAGES, checkpoint_messages, is_delta_channel
+from EvoScientist.store.messages import MESSAGES, is_delta_channel, saver_answer
 
 logger = logging.getLogger(__name__)
 
@@ -97,9 +97,8 @@ WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, type, checkpoint, dept
 )
 SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM chain
 """
-# The last parent link of a chain (blobs unread): NULL when it reaches the thread's
-# first checkpoint, an id when an ancestor was deleted (pruned history).
-CHAIN_END_SQL = """
+# The parent chain without blobs (cheap: no overflow pages read).
+_CHAIN_IDS_CTE = """
 WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, depth) AS (
   SELECT checkpoint_id, parent_checkpoint_id, 0 FROM checkpoints
   WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
@@ -108,20 +107,15 @@ WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, depth) AS (
   FROM chain CROSS JOIN checkpoints c ON c.checkpoint_id = chain.parent_checkpoint_id
   WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND chain.depth < ?
 )
-SELECT checkpoint_id, parent_checkpoint_id FROM chain ORDER BY depth DESC LIMIT 1
 """
-# The same walk without blobs: cheap, to find a snapshot already decoded.
-ANCESTOR_IDS_SQL = """
-WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, depth) AS (
-  SELECT checkpoint_id, parent_checkpoint_id, 0 FROM checkpoints
-  WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
-  UNION ALL
-  SELECT c.checkpoint_id, c.parent_checkpoint_id, chain.depth + 1
-  FROM chain CROSS JOIN checkpoints c ON c.checkpoint_id = chain.parent_checkpoint_id
-  WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND chain.depth < ?
+# Its last parent link: NULL when it reaches the thread's first checkpoint, an id when
+# an ancestor was deleted (pruned history).
+CHAIN_END_SQL = (
+    _CHAIN_IDS_CTE
+    + "SELECT checkpoint_id, parent_checkpoint_id FROM chain ORDER BY depth DESC LIMIT 1"
 )
-SELECT checkpoint_id FROM chain
-"""
+# Its ids nearest first: to find a snapshot already decoded.
+ANCESTOR_IDS_SQL = _CHAIN_IDS_CTE + "SELECT checkpoint_id FROM chain"
 BLOBS_SQL = """
 SELECT checkpoint_id, type, checkpoint FROM checkpoints
 WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN ({ids})
@@ -346,31 +340,13 @@ class SqliteAnswerReader(CheckpointAnswerReader):
     async def full_answer(
         self, saver: AsyncSqliteSaver, thread_id: str, checkpoint_id: str
     ) -> FinalAnswer:
-        config = {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": "",
-                "checkpoint_id": checkpoint_id,
-            }
-        }
-        tup = await saver.aget_tuple(config)
-        if tup is None:  # pruned between the two queries
-            raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
+        return await saver_answer(saver, thread_id, checkpoint_id, check=self._check_pruned)
+
+    async def _check_pruned(self, saver: AsyncSqliteSaver, tup: CheckpointTuple) -> None:
         if MESSAGES not in tup.checkpoint.get("channel_values", {}) and is_delta_channel(
             tup.metadata
         ):
             await self._check_chain(saver, tup)
-        messages = await checkpoint_messages(saver, tup)
-        return answer_from_checkpoint(
-            thread_id=thread_id,
-            newest_first=reversed(messages),
-            channel_values=tup.checkpoint.get("channel_values", {}),
-            pending_writes=tup.pending_writes or [],
-            metadata=tup.metadata,
-            checkpoint_id=checkpoint_id,
-            ts=tup.checkpoint.get("ts"),
-            source="checkpointer",
-        )
 
     async def lazy_answer(
         self,
