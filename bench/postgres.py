@@ -11,7 +11,6 @@ from bench.graphs import Mode, build
 from EvoScientist.checkpointer import postgres_checkpointer
 from EvoScientist.langgraph_dev.http import create_app
 from EvoScientist.langgraph_dev.service import FinalAnswerService
-from EvoScientist.store.base import AnswerCache
 from EvoScientist.store.postgres_reader import PostgresAnswerReader
 from tests.postgres import session_database, unreachable_reason
 
@@ -50,7 +49,7 @@ class PostgresInProcess:
         from bench.run import call_asgi
 
         assert self.service.direct is not None
-        self.service.direct.cache = AnswerCache()
+        self.service.direct.forget_answers()
         status, body = await call_asgi(self.app, f"/api/threads/{thread_id}/final-answer")
         if status != 200:
             raise RuntimeError(f"{status}: {body[:200]!r}")

@@ -145,7 +145,9 @@ def write(report: Any, out: Path, *, machine: str, when: datetime) -> bool:
             "builds no message objects. *Route in-process* is the standalone app's ASGI callable "
             "called directly, its answer cache cleared before each request (the decode is "
             "measured); "
-            "*repeat poll* is the same request when the newest checkpoint has not changed. "
+            "*repeat poll* is the same request when nothing has been written since: the "
+            "answer is cached per head, and the store's change signal (inotify) vouches "
+            "that the head is unchanged, so the poll runs no query at all. "
             "*Over HTTP* both run in a real `langgraph dev` (the route's answers cached as in "
             "real polling). *Postgres*: the same threads written by the same graphs through "
             "`AsyncPostgresSaver`, read in-process by `PostgresAnswerReader` (cache cleared; "
@@ -180,8 +182,8 @@ def write(report: Any, out: Path, *, machine: str, when: datetime) -> bool:
             "",
             f"- A request held with `wait=30` returns {ms(lp['wake median'])} (median; max "
             f"{ms(lp['wake max'])}) after the run's final checkpoint is committed by another "
-            "connection: the change signal is a `stat` of the file and its WAL, polled every "
-            "20 ms by one task for all waiters.",
+            "connection: waiters sleep on the store's change signal (inotify on its "
+            "directory; `stat` polling where inotify is missing).",
             f"- 100 held requests cost {lp['idle cpu share'] * 100:.2f} % of a core over "
             f"{lp['idle window']:.1f} s (the whole process, writer parked).",
             "",

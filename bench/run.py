@@ -31,7 +31,6 @@ from bench.timing import interleaved, ms, percentile
 from EvoScientist.langgraph_dev.http import create_app
 from EvoScientist.langgraph_dev.service import FinalAnswerService
 from EvoScientist.store import lazy
-from EvoScientist.store.base import AnswerCache
 from EvoScientist.store.sqlite_reader import READER_PRAGMAS, SqliteAnswerReader, read_only_uri
 from tests.servers import free_port, langgraph_dev, stop
 
@@ -101,7 +100,7 @@ class InProcess:
     async def cold(self, thread_id: str) -> bytes:
         """A request whose checkpoint is not cached: the decode is measured."""
         assert self.service.direct is not None
-        self.service.direct.cache = AnswerCache()
+        self.service.direct.forget_answers()
         return await self.fetch(thread_id)
 
     async def fetch(self, thread_id: str) -> bytes:

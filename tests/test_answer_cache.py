@@ -3,11 +3,22 @@ newest checkpoint, same writes against it) reads no blob."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from EvoScientist.store.change_signal import COALESCE_SECONDS, TRAILING_SECONDS
+from EvoScientist.store.errors import ThreadNotFound
 from EvoScientist.store.sqlite_reader import SqliteAnswerReader
-from tests.seeds import AGENT_NAME, Seeder
+from tests.seeds import AGENT_NAME, Seeder, uuid_thread_id
+
+SETTLE_SECONDS = COALESCE_SECONDS + TRAILING_SECONDS + 0.1
 
 
 async def test_a_repeat_poll_reads_no_blob(db_path: Path, seeder: Seeder) -> None:
@@ -45,4 +56,61 @@ async def test_a_new_write_against_the_head_is_a_new_answer(db_path: Path, seede
         assert after.status.value == "error"
         assert "late" in after.error["message"]
     finally:
+        await reader.close()
+
+
+async def test_a_repeat_poll_runs_no_query(db_path: Path, seeder: Seeder) -> None:
+    """Nothing written since the last read (the change signal vouches for it): the poll
+    does not even ask the file for the head."""
+    thread = await seeder.agent(("Ask me twice?",))
+    reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    statements: list[str] = []
+    try:
+        first = await reader.read(thread.thread_id)
+        await asyncio.sleep(SETTLE_SECONDS)  # the seeder's own commits reported
+        first = await reader.read(thread.thread_id)
+        assert reader._conn is not None
+        await reader._conn.set_trace_callback(statements.append)
+        for _ in range(5):
+            assert await reader.read(thread.thread_id) == first
+        assert statements == []
+        with pytest.raises(ThreadNotFound):  # another thread's head is still asked for
+            await reader.read(uuid_thread_id())
+        assert statements
+    finally:
+        await reader.close()
+
+
+def sync_chat_graph(conn: sqlite3.Connection) -> CompiledStateGraph:
+    """A real graph on the synchronous saver: its commits land without the event loop
+    running in between, as another process's would."""
+
+    def agent(state: MessagesState) -> dict[str, list[AIMessage]]:
+        return {"messages": [AIMessage(f"answer to {state['messages'][-1].text}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_edge(START, "agent")
+    return builder.compile(checkpointer=SqliteSaver(conn))
+
+
+async def test_the_poll_right_after_a_commit_sees_it(db_path: Path, seeder: Seeder) -> None:
+    """The head cache is exact: a commit made the instant before a poll, before the
+    loop could hear of it, is that poll's answer."""
+    thread = await seeder.agent(("First?",))
+    reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    conn = sqlite3.connect(db_path, check_same_thread=False)
+    try:
+        graph = sync_chat_graph(conn)
+        await reader.read(thread.thread_id)
+        for turn in range(4):
+            await asyncio.sleep(SETTLE_SECONDS)  # quiet: the next read skips the query
+            stale = await reader.read(thread.thread_id)
+            graph.invoke({"messages": [HumanMessage(f"turn {turn}")]}, thread.config)
+            fresh = await reader.read(thread.thread_id)
+            state = graph.get_state(thread.config)
+            assert fresh.content == f"answer to turn {turn}" != stale.content
+            assert fresh.checkpoint_id == state.config["configurable"]["checkpoint_id"]
+    finally:
+        conn.close()
         await reader.close()

@@ -73,6 +73,11 @@ class CheckpointAnswerReader(ABC):
         """Return once the store may have changed for ``thread_id`` since the token was
         taken (at once if it already has), or after ``timeout`` seconds."""
 
+    def forget_answers(self) -> None:
+        """Drop every cached answer (and whatever else lets a poll skip work): the next
+        read of each thread is a first read again."""
+        self.cache = AnswerCache()
+
     async def close(self) -> None:  # noqa: B027 - readers without resources need nothing
         pass
 

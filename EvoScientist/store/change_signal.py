@@ -34,10 +34,17 @@ IN_CLOSE_WRITE = 0x008
 IN_MOVED_TO = 0x080
 IN_CREATE = 0x100
 IN_DELETE = 0x200
+IN_MOVE_SELF = 0x800
+IN_Q_OVERFLOW = 0x4000
+IN_IGNORED = 0x8000
 IN_NONBLOCK = 0o4000
 IN_CLOEXEC = 0o2000000
 _EVENT_HEADER = struct.Struct("iIII")
-_WATCHED_EVENTS = IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE
+_WATCHED_EVENTS = (
+    IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVE_SELF
+)
+# The directory watched is gone or moved: no later write will be reported.
+_WATCH_LOST = IN_IGNORED | IN_MOVE_SELF
 
 
 def _libc() -> ctypes.CDLL:
@@ -68,6 +75,11 @@ class ChangeSignal:
     def token(self) -> int:
         return self._count
 
+    def quiet_since(self, token: int) -> bool:
+        """True only if no write to the store can have become visible since ``token``
+        was taken. A signal that cannot be that sure says False."""
+        return False
+
     async def wait(self, since: int, timeout: float) -> None:
         if self._count != since:
             return
@@ -84,6 +96,7 @@ class InotifySignal(ChangeSignal):
         self._fd: int | None = None
         self._flush: asyncio.Handle | None = None
         self._trailing: asyncio.Handle | None = None
+        self._watching = False
 
     @staticmethod
     def available() -> bool:
@@ -102,23 +115,37 @@ class InotifySignal(ChangeSignal):
             os.close(fd)
             raise OSError(error, f"inotify_add_watch({self.path.parent}) failed")
         asyncio.get_running_loop().add_reader(fd, self._on_events)
-        self._fd = fd
+        self._fd, self._watching = fd, True
+        # A commit written just before the watch began may not be visible yet: treat
+        # the start as a change, trailing report included.
+        self._flushed()
 
     def _on_events(self) -> None:
         assert self._fd is not None
-        try:
-            data = os.read(self._fd, 65536)
-        except BlockingIOError:
-            return
-        offset, relevant = 0, False
-        while offset < len(data):
-            _wd, _mask, _cookie, length = _EVENT_HEADER.unpack_from(data, offset)
-            start = offset + _EVENT_HEADER.size
-            name = data[start : start + length].rstrip(b"\0").decode(errors="replace")
-            relevant |= name in self.names
-            offset = start + length
+        relevant = False
+        while True:  # drain: a change must not wait behind a full buffer of others
+            try:
+                data = os.read(self._fd, 65536)
+            except BlockingIOError:
+                break
+            if not data:
+                break
+            relevant |= self._relevant(data)
         if relevant and self._flush is None:
             self._flush = asyncio.get_running_loop().call_later(COALESCE_SECONDS, self._flushed)
+
+    def _relevant(self, data: bytes) -> bool:
+        offset, relevant = 0, False
+        while offset < len(data):
+            _wd, mask, _cookie, length = _EVENT_HEADER.unpack_from(data, offset)
+            start = offset + _EVENT_HEADER.size
+            name = data[start : start + length].rstrip(b"\0").decode(errors="replace")
+            if mask & _WATCH_LOST:
+                self._watching = False
+            # Lost events (a full queue) or a lost watch: anything may have changed.
+            relevant |= name in self.names or bool(mask & (IN_Q_OVERFLOW | _WATCH_LOST))
+            offset = start + length
+        return relevant
 
     def _flushed(self) -> None:
         self._flush = None
@@ -132,18 +159,43 @@ class InotifySignal(ChangeSignal):
         self._bump()
 
     def token(self) -> int:
-        self._start()
+        if not self._watching:
+            self._watch()
         return super().token()
+
+    def _watch(self) -> None:
+        """Watch again after the directory was deleted or moved, whatever is at its path
+        now; while nothing is, the signal vouches for nothing and waiters time out."""
+        self._close_fd()
+        with contextlib.suppress(OSError):
+            self._start()
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(RuntimeError):  # the loop may be gone already
+                asyncio.get_running_loop().remove_reader(self._fd)
+            os.close(self._fd)
+            self._fd, self._watching = None, False
+
+    def quiet_since(self, token: int) -> bool:
+        """Exact: every write queues its event in the kernel before ``write`` returns,
+        and events the loop has not delivered yet are read here. A write reported less
+        than the trailing window ago may not be visible yet, so it is not quiet either."""
+        if self._fd is None:
+            return False
+        self._on_events()
+        return (
+            self._watching
+            and self._count == token
+            and self._flush is None
+            and self._trailing is None
+        )
 
     def close(self) -> None:
         for handle in (self._flush, self._trailing):
             if handle is not None:
                 handle.cancel()
-        if self._fd is not None:
-            with contextlib.suppress(RuntimeError):  # the loop may be gone already
-                asyncio.get_running_loop().remove_reader(self._fd)
-            os.close(self._fd)
-            self._fd = None
+        self._close_fd()
 
 
 class PollingSignal(ChangeSignal):

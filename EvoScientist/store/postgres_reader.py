@@ -26,7 +26,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import Any
 
 import psycopg
 import psycopg.errors
@@ -244,17 +244,10 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         """The thread's head as last seen (taken before a read that may be waited on)."""
         return self._seen.get(thread_id, _UNSEEN)
 
-    async def wait_for_change(
-        self, thread_id: str, since: object, timeout: float | None = None
-    ) -> None:
+    async def wait_for_change(self, thread_id: str, since: object, timeout: float) -> None:
         """Return once the thread's head differs from ``since`` (a ``change_token``),
         at once if it already does, or after ``timeout``. One task polls the heads of
-        every waited-on thread (``WATCH_SQL``) and wakes their waiters after each poll.
-
-        Also takes the older ``(thread_id, timeout)`` form: the head the caller's own
-        read just saw is then the baseline."""
-        if timeout is None:
-            since, timeout = _UNSEEN, float(cast(float, since))
+        every waited-on thread (``WATCH_SQL``) and wakes their waiters after each poll."""
         baseline = since if since is not _UNSEEN else self._seen.get(thread_id, _UNSEEN)
         if baseline is not _UNSEEN and self._seen.get(thread_id, _UNSEEN) != baseline:
             return  # a read since the token already saw another head

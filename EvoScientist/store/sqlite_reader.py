@@ -135,6 +135,8 @@ MAX_CHAIN_DEPTH = 100_000
 # (id index included) so the next checkpoint of a growing thread replays only its writes.
 KNOWN_CHECKPOINTS = 65_536
 KEPT_SNAPSHOTS = 4
+# Heads remembered with the change token they were read under.
+KNOWN_HEADS = 4096
 PREFETCHED_ROWS = 8
 # How long a read waits on a writer's lock before giving up on this path.
 BUSY_TIMEOUT_SECONDS = 1.0
@@ -162,6 +164,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         self._known: OrderedDict[tuple[str, str], _CheckpointFacts] = OrderedDict()
         self._prefetched: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._seeds: OrderedDict[tuple[str, str], lazy.Seed] = OrderedDict()
+        self._heads: OrderedDict[tuple[str, str | None, str | None], _KnownHead] = OrderedDict()
 
     # -- connection ---------------------------------------------------------------
 
@@ -253,13 +256,29 @@ class SqliteAnswerReader(CheckpointAnswerReader):
     async def head(
         self, thread_id: str, run_id: str | None, user_id: str | None = None
     ) -> Head | None:
+        """The head, without a query when the change signal vouches that nothing was
+        written since it was last read (a repeat poll then costs no trip to the file)."""
+        key = (thread_id, run_id, user_id)
+        known = self._heads.get(key)
+        if known is not None and known.signal is self._change and known.signal.quiet_since(
+            known.token
+        ):
+            self._heads.move_to_end(key)
+            return known.head
         async with self._session() as saver:
+            signal = self._signal()
+            token = signal.token()  # before the query: a commit during it is not quiet
             try:
-                return await self._eligible_head(saver, thread_id, run_id, user_id)
+                head = await self._eligible_head(saver, thread_id, run_id, user_id)
             except sqlite3.OperationalError as exc:
-                if NO_CHECKPOINTS_TABLE in str(exc):
-                    return None  # a store nothing has been written to holds no thread
-                raise
+                if NO_CHECKPOINTS_TABLE not in str(exc):
+                    raise
+                head = None  # a store nothing has been written to holds no thread
+        self._heads[key] = _KnownHead(signal, token, head)
+        self._heads.move_to_end(key)
+        while len(self._heads) > KNOWN_HEADS:
+            self._heads.popitem(last=False)
+        return head
 
     async def _eligible_head(
         self, saver: AsyncSqliteSaver, thread_id: str, run_id: str | None, user_id: str | None
@@ -320,6 +339,10 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                     f"checkpoint {head.checkpoint_id}: {type(exc).__name__}: {exc}"
                 ) from exc
 
+    def forget_answers(self) -> None:
+        super().forget_answers()
+        self._heads.clear()
+
     def change_token(self, thread_id: str) -> int:
         return self._signal().token()
 
@@ -332,7 +355,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
 
     def _signal(self) -> ChangeSignal:
         if self._change is None:
-            self._change = change_signal(self.path)
+            self._change = change_signal(self.path.resolve())
         return self._change
 
     # -- decoding -------------------------------------------------------------------
@@ -508,6 +531,13 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         missing = rows[0][1] if rows else parent_id
         if missing is not None:
             raise pruned_history(missing)
+
+
+@dataclass(frozen=True, slots=True)
+class _KnownHead:
+    signal: ChangeSignal
+    token: int
+    head: Head | None
 
 
 @dataclass(frozen=True, slots=True)
