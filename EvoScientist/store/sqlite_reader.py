@@ -260,8 +260,10 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         written since it was last read (a repeat poll then costs no trip to the file)."""
         key = (thread_id, run_id, user_id)
         known = self._heads.get(key)
-        if known is not None and known.signal is self._change and known.signal.quiet_since(
-            known.token
+        if (
+            known is not None
+            and known.signal is self._change
+            and known.signal.quiet_since(known.token)
         ):
             self._heads.move_to_end(key)
             return known.head
