@@ -178,3 +178,36 @@ async def test_polling_wakes_a_waiter(tmp_path: Path) -> None:
         assert signal.token() != token
     finally:
         signal.close()
+
+
+async def test_a_writer_that_never_pauses_is_still_reported(tmp_path: Path) -> None:
+    """Reports wait for a pause in the writes (a commit is visible only after them), but
+    not forever: a busy writer's commits still wake waiters every few tens of ms."""
+    path = tmp_path / "data" / "sessions.db"
+    make_store(path)
+    signal = await settled(path)
+    writing = 0.4
+
+    def busy_writer() -> None:
+        end = time.monotonic() + writing
+        with sqlite3.connect(path, isolation_level=None) as conn:
+            while time.monotonic() < end:
+                conn.execute("INSERT INTO t VALUES (1)")
+                time.sleep(0.001)
+        conn.close()
+
+    try:
+        start = signal.token()
+        wakes = 0
+        writer = asyncio.create_task(asyncio.to_thread(busy_writer))
+        await asyncio.sleep(0.05)
+        while not writer.done():
+            token = signal.token()
+            await signal.wait(token, 1.0)
+            wakes += not writer.done() and signal.token() != token
+        await writer
+        assert signal.token() != start
+        # Without the cap on coalescing there would be no report until the writer stops.
+        assert wakes >= 4, wakes
+    finally:
+        signal.close()

@@ -22,8 +22,11 @@ from pathlib import Path
 logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.1
-# A commit touches the WAL several times in a row: report it once.
+# A commit touches the WAL several times in a row: report it once, this long after its
+# last write (the commit becomes visible only after its writes)...
 COALESCE_SECONDS = 0.005
+# ...but a writer that never pauses is still reported at least this often.
+MAX_COALESCE_SECONDS = 0.02
 # ...and once more a little later: the WAL is written before the commit becomes
 # visible (through the shared-memory index, which no file event reports), so a reader
 # woken by the first report may still see the state before it.
@@ -95,6 +98,7 @@ class InotifySignal(ChangeSignal):
         self._flush: asyncio.Handle | None = None
         self._trailing: asyncio.Handle | None = None
         self._watching = False
+        self._first_event = 0.0  # loop time of the first write the pending flush reports
 
     @staticmethod
     def available() -> bool:
@@ -129,8 +133,16 @@ class InotifySignal(ChangeSignal):
             if not data:
                 break
             relevant |= self._relevant(data)
-        if relevant and self._flush is None:
-            self._flush = asyncio.get_running_loop().call_later(COALESCE_SECONDS, self._flushed)
+        if not relevant:
+            return
+        loop = asyncio.get_running_loop()
+        if self._flush is None:
+            self._first_event = loop.time()
+        elif loop.time() - self._first_event < MAX_COALESCE_SECONDS:
+            self._flush.cancel()
+        else:
+            return
+        self._flush = loop.call_later(COALESCE_SECONDS, self._flushed)
 
     def _relevant(self, data: bytes) -> bool:
         offset, relevant = 0, False
