@@ -195,7 +195,9 @@ def write(report: Any, out: Path, *, machine: str, when: datetime) -> bool:
             "",
             "100 pollers against the standalone app (uvicorn, its own process): half poll "
             "`wait=0` every second, half hold `wait=30`, while a run in a third process writes "
-            "a checkpoint every 100 ms.",
+            "a checkpoint every 100 ms. Each poller has its own HTTP client and connection, "
+            "as each WebUI does; the pollers run in the benchmark's process, so latencies "
+            "include that client's own cost on the same two cores.",
             "",
             f"- {load['requests']} `wait=0` polls, {load['errors']} errors; "
             f"p50 {ms(load['p50'])}, p99 {ms(load['p99'])}.",

@@ -13,6 +13,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from EvoScientist.answer.result import FinalAnswer
+from EvoScientist.store.base import Head
 from EvoScientist.store.change_signal import COALESCE_SECONDS, TRAILING_SECONDS
 from EvoScientist.store.errors import ThreadNotFound
 from EvoScientist.store.sqlite_reader import SqliteAnswerReader
@@ -113,4 +115,57 @@ async def test_the_poll_right_after_a_commit_sees_it(db_path: Path, seeder: Seed
             assert fresh.checkpoint_id == state.config["configurable"]["checkpoint_id"]
     finally:
         conn.close()
+        await reader.close()
+
+
+class CountingReader(SqliteAnswerReader):
+    """The real reader, counting its decodes and saying when one has begun."""
+
+    decodes = 0
+
+    async def answer(self, thread_id: str, head: Head) -> FinalAnswer:
+        self.decodes += 1
+        self.decoding.set()
+        return await super().answer(thread_id, head)
+
+    @property
+    def decoding(self) -> asyncio.Event:
+        if not hasattr(self, "_decoding_event"):
+            self._decoding_event = asyncio.Event()
+        return self._decoding_event
+
+
+async def test_concurrent_reads_of_a_new_head_share_one_decode(
+    db_path: Path, seeder: Seeder
+) -> None:
+    """A commit wakes every held long-poll at once: they decode the checkpoint once."""
+    thread = await seeder.agent(("Wake us all?",))
+    reader = CountingReader(db_path, AGENT_NAME)
+    try:
+        answers = await asyncio.gather(*(reader.read(thread.thread_id) for _ in range(20)))
+        assert reader.decodes == 1
+        assert {a.content for a in answers} == {await thread.expected()}
+    finally:
+        await reader.close()
+
+
+async def test_a_caller_giving_up_leaves_the_decode_to_the_others(
+    db_path: Path, seeder: Seeder
+) -> None:
+    """The first caller (a dropped client, a passed deadline) goes away mid-decode: the
+    one that joined it still gets the answer, and the next poll finds it cached."""
+    thread = await seeder.agent(("Patience?",))
+    reader = CountingReader(db_path, AGENT_NAME)
+    try:
+        quitter = asyncio.create_task(reader.read(thread.thread_id))
+        await reader.decoding.wait()
+        stayer = asyncio.create_task(reader.read(thread.thread_id))
+        await asyncio.sleep(0)
+        quitter.cancel()
+        answer = await stayer
+        assert answer.content == await thread.expected()
+        assert quitter.cancelled()
+        assert (await reader.read(thread.thread_id)) == answer
+        assert reader.decodes == 1
+    finally:
         await reader.close()

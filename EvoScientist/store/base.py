@@ -7,6 +7,7 @@ is applied afterwards, so it never goes stale in the cache.
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ class CheckpointAnswerReader(ABC):
     def __init__(self, agent_name: str) -> None:
         self.agent_name = agent_name
         self.cache = AnswerCache()
+        self._decoding: dict[tuple[str, Head], asyncio.Future[FinalAnswer]] = {}
 
     @abstractmethod
     async def head(
@@ -106,6 +108,30 @@ class CheckpointAnswerReader(ABC):
             raise ThreadNotFound(thread_id)
         answer = self.cache.get(thread_id, head)
         if answer is None:
-            answer = await self.answer(thread_id, head)
-            self.cache.put(thread_id, head, answer)
+            answer = await self._decode_once(thread_id, head)
         return with_thread_status(answer, thread_status)
+
+    async def _decode_once(self, thread_id: str, head: Head) -> FinalAnswer:
+        """Concurrent reads of one head share one decode: a commit wakes every waiting
+        long-poll at once, and each would otherwise decode the same new checkpoint.
+
+        The decode is shielded: a caller that gives up (its deadline, a dropped client)
+        leaves it running for the others, and its answer is cached for the next poll."""
+        key = (thread_id, head)
+        decoding = self._decoding.get(key)
+        if decoding is None:
+            decoding = asyncio.ensure_future(self._decode(thread_id, head))
+            self._decoding[key] = decoding
+            decoding.add_done_callback(lambda done: self._decoded(key, done))
+        return await asyncio.shield(decoding)
+
+    async def _decode(self, thread_id: str, head: Head) -> FinalAnswer:
+        answer = await self.answer(thread_id, head)
+        self.cache.put(thread_id, head, answer)
+        return answer
+
+    def _decoded(self, key: tuple[str, Head], done: asyncio.Future[FinalAnswer]) -> None:
+        if self._decoding.get(key) is done:
+            del self._decoding[key]
+        if not done.cancelled():
+            done.exception()  # retrieved here: every caller may have given up
