@@ -146,10 +146,11 @@ async def hammer(
             started = time.monotonic()
             response = await client.get(route(thread_id), params=params)
             results.append((time.monotonic() - started, response))
-            # A cached answer never suspends, and the in-process transport does no I/O:
-            # without this, one client would starve the loop and the reads of the rest
-            # (a real client's socket yields here).
-            await asyncio.sleep(0)
+            # A cached answer never suspends and the in-process transport does no I/O: a
+            # client looping on it would hold the GIL and starve aiosqlite's thread, and
+            # the reads of the rest would stall on that instead of on the writer. A real
+            # client waits on its socket here.
+            await asyncio.sleep(0.001)
 
     await asyncio.gather(*(one() for _ in range(4)))
     return results
