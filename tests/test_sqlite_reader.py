@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import shutil
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import httpx
@@ -245,3 +247,32 @@ async def test_store_bytes_unchanged_while_the_writer_is_open(seeder: Seeder) ->
             for thread in threads:
                 assert (await client.get(route(thread.thread_id))).status_code == 200
     assert store_files(seeder.db_path) == before
+
+
+async def test_a_store_replaced_under_the_reader_is_read_afresh(tmp_path: Path) -> None:
+    """A backup restored by renaming it over ``sessions.db``: the long-lived connection
+    would go on reading the old, unlinked file; the reader opens the new one."""
+    db_path = tmp_path / "data" / "sessions.db"
+    backup = tmp_path / "backup" / "sessions.db"
+    thread_id = uuid_thread_id()
+    async with open_seeder(db_path) as seeder:
+        await seeder.chat(["the answer before"], thread_id=thread_id)
+    async with open_seeder(backup) as seeder:
+        await seeder.chat(["the restored answer"], thread_id=thread_id)
+    with closing(sqlite3.connect(backup)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # one self-contained file
+    staged = db_path.with_name("restore.tmp")
+    shutil.copyfile(backup, staged)
+    async with answer_client(db_path) as client:
+        before = await client.get(route(thread_id))
+        assert before.json()["content"] == "the answer before"
+        for leftover in db_path.parent.glob("sessions.db-*"):
+            leftover.unlink()  # the old file's WAL is no part of the restored one
+        staged.replace(db_path)
+        after = await client.get(route(thread_id))
+        assert after.status_code == 200
+        assert after.json()["content"] == "the restored answer"
+        db_path.unlink()
+        gone = await client.get(route(thread_id))
+        assert gone.status_code == 503
+        assert gone.json()["error"]["code"] == "store_unavailable"

@@ -20,6 +20,7 @@ import asyncio
 import json
 import logging
 import sqlite3
+import stat
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -156,6 +157,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         self._saver: AsyncSqliteSaver | None = None
         self._conn: aiosqlite.Connection | None = None
         self._open_lock = asyncio.Lock()
+        self._identity: tuple[int, int] | None = None  # the file the connection reads
         # Requests using each connection, and connections replaced after a failure:
         # one is closed only once no request still reads through it.
         self._users: dict[AsyncSqliteSaver, int] = {}
@@ -172,7 +174,8 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         async with self._open_lock:
             if self._saver is not None:
                 return self._saver
-            if not self.path.is_file():
+            identity = _file_identity(self.path)
+            if identity is None:
                 raise StoreUnavailable(f"{self.path} does not exist")
             conn = await aiosqlite.connect(
                 read_only_uri(self.path), uri=True, timeout=BUSY_TIMEOUT_SECONDS
@@ -189,7 +192,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             except BaseException:
                 await conn.close()
                 raise
-            self._conn, self._saver = conn, saver
+            self._conn, self._saver, self._identity = conn, saver, identity
             return saver
 
     async def close(self) -> None:
@@ -237,6 +240,24 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                     self._retired.discard(saver)
                     await saver.conn.close()
 
+    async def _follow_replaced_file(self) -> None:
+        """A connection keeps reading the file it opened, even once another file has
+        been renamed over its path (a restored backup) or it has been deleted: then the
+        next request opens whatever is at the path now."""
+        saver = self._saver
+        if saver is None or _file_identity(self.path) == self._identity:
+            return
+        logger.warning("%s was replaced or removed; reopening", self.path)
+        await self._retire(saver)
+        if not self._users.get(saver) and saver in self._retired:
+            self._retired.discard(saver)
+            await saver.conn.close()
+        # Everything learnt was learnt from the old file.
+        self.forget_answers()
+        self._known.clear()
+        self._prefetched.clear()
+        self._seeds.clear()
+
     async def _retire(self, saver: AsyncSqliteSaver) -> None:
         async with self._open_lock:
             if self._saver is saver:
@@ -267,6 +288,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         ):
             self._heads.move_to_end(key)
             return known.head
+        await self._follow_replaced_file()
         async with self._session() as saver:
             signal = self._signal()
             token = signal.token()  # before the query: a commit during it is not quiet
@@ -577,6 +599,14 @@ def pruned_history(missing: str) -> CheckpointUnreadable:
     return CheckpointUnreadable(
         f"message history pruned before any snapshot (ancestor {missing} is gone)"
     )
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
 
 
 def _busy(exc: BaseException) -> bool:
