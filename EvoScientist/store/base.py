@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from EvoScientist.answer.result import FinalAnswer, pending_answer, with_thread_status
 from EvoScientist.store.errors import ThreadNotFound
+from EvoScientist.store.lru import LruCache
 
+# Answers kept, by ``(thread, head)``.
 CACHE_SIZE = 1024
 
 
@@ -27,32 +28,12 @@ class Head:
     writes: tuple[int, int]
 
 
-class AnswerCache:
-    """Answers by ``(thread, head)``, least recently used out first."""
-
-    def __init__(self, size: int = CACHE_SIZE) -> None:
-        self.size = size
-        self._entries: OrderedDict[tuple[str, Head], FinalAnswer] = OrderedDict()
-
-    def get(self, thread_id: str, head: Head) -> FinalAnswer | None:
-        answer = self._entries.get((thread_id, head))
-        if answer is not None:
-            self._entries.move_to_end((thread_id, head))
-        return answer
-
-    def put(self, thread_id: str, head: Head, answer: FinalAnswer) -> None:
-        self._entries[(thread_id, head)] = answer
-        self._entries.move_to_end((thread_id, head))
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
-
-
 class CheckpointAnswerReader(ABC):
     """Reads answers from a checkpointer's own tables (``source: "checkpointer"``)."""
 
     def __init__(self, agent_name: str) -> None:
         self.agent_name = agent_name
-        self.cache = AnswerCache()
+        self.cache: LruCache[tuple[str, Head], FinalAnswer] = LruCache(CACHE_SIZE)
         self._decoding: dict[tuple[str, Head], asyncio.Future[FinalAnswer]] = {}
 
     @abstractmethod
@@ -78,7 +59,7 @@ class CheckpointAnswerReader(ABC):
     def forget_answers(self) -> None:
         """Drop every cached answer (and whatever else lets a poll skip work): the next
         read of each thread is a first read again."""
-        self.cache = AnswerCache()
+        self.cache.clear()
 
     async def close(self) -> None:  # noqa: B027 - readers without resources need nothing
         pass
@@ -106,7 +87,7 @@ class CheckpointAnswerReader(ABC):
             if run_id is not None and await self._head(thread_id, None, user_id) is not None:
                 return pending_answer(thread_id, run_id, "checkpointer")
             raise ThreadNotFound(thread_id)
-        answer = self.cache.get(thread_id, head)
+        answer = self.cache.get((thread_id, head))
         if answer is None:
             answer = await self._decode_once(thread_id, head)
         return with_thread_status(answer, thread_status)
@@ -127,7 +108,7 @@ class CheckpointAnswerReader(ABC):
 
     async def _decode(self, thread_id: str, head: Head) -> FinalAnswer:
         answer = await self.answer(thread_id, head)
-        self.cache.put(thread_id, head, answer)
+        self.cache.put((thread_id, head), answer)
         return answer
 
     def _decoded(self, key: tuple[str, Head], done: asyncio.Future[FinalAnswer]) -> None:

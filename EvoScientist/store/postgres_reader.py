@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -38,6 +37,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from EvoScientist.answer.result import FinalAnswer
 from EvoScientist.store.base import CACHE_SIZE, CheckpointAnswerReader, Head
 from EvoScientist.store.errors import StoreUnavailable
+from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import saver_answer
 
 logger = logging.getLogger(__name__)
@@ -159,7 +159,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         self._open_lock = asyncio.Lock()
         # The newest head seen per thread (by a read or a poll), how many requests wait
         # on each thread, and the event the next poll of a thread sets.
-        self._seen: OrderedDict[str, Head | None] = OrderedDict()
+        self._seen: LruCache[str, Head | None] = LruCache(CACHE_SIZE)
         self._waiters: dict[str, int] = {}
         self._polled: dict[str, asyncio.Event] = {}
         self._watcher: asyncio.Task[None] | None = None
@@ -296,10 +296,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
             await asyncio.sleep(CHANGE_POLL_SECONDS)
 
     def _remember(self, thread_id: str, head: Head | None) -> None:
-        self._seen[thread_id] = head
-        self._seen.move_to_end(thread_id)
-        while len(self._seen) > CACHE_SIZE:
-            self._seen.popitem(last=False)
+        self._seen.put(thread_id, head)
 
     # -- decoding ---------------------------------------------------------------------
 

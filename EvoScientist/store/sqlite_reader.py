@@ -21,7 +21,6 @@ import json
 import logging
 import sqlite3
 import stat
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from EvoScientist.store.api_reader import AUTH_USER_KEY
 from EvoScientist.store.base import CheckpointAnswerReader, Head
 from EvoScientist.store.change_signal import ChangeSignal, change_signal
 from EvoScientist.store.errors import CheckpointUnreadable, StoreUnavailable
+from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import MESSAGES, is_delta_channel, saver_answer
 
 logger = logging.getLogger(__name__)
@@ -163,10 +163,12 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         self._users: dict[AsyncSqliteSaver, int] = {}
         self._retired: set[AsyncSqliteSaver] = set()
         self._change: ChangeSignal | None = None
-        self._known: OrderedDict[tuple[str, str], _CheckpointFacts] = OrderedDict()
-        self._prefetched: OrderedDict[tuple[str, str], Any] = OrderedDict()
-        self._seeds: OrderedDict[tuple[str, str], lazy.Seed] = OrderedDict()
-        self._heads: OrderedDict[tuple[str, str | None, str | None], _KnownHead] = OrderedDict()
+        self._known: LruCache[tuple[str, str], _CheckpointFacts] = LruCache(KNOWN_CHECKPOINTS)
+        self._prefetched: LruCache[tuple[str, str], Any] = LruCache(PREFETCHED_ROWS)
+        self._seeds: LruCache[tuple[str, str], lazy.Seed] = LruCache(KEPT_SNAPSHOTS)
+        self._heads: LruCache[tuple[str, str | None, str | None], _KnownHead] = LruCache(
+            KNOWN_HEADS
+        )
 
     # -- connection ---------------------------------------------------------------
 
@@ -249,9 +251,6 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             return
         logger.warning("%s was replaced or removed; reopening", self.path)
         await self._retire(saver)
-        if not self._users.get(saver) and saver in self._retired:
-            self._retired.discard(saver)
-            await saver.conn.close()
         # Everything learnt was learnt from the old file.
         self.forget_answers()
         self._known.clear()
@@ -259,10 +258,16 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         self._seeds.clear()
 
     async def _retire(self, saver: AsyncSqliteSaver) -> None:
+        """The next request opens a fresh connection; this one is closed now if no
+        request reads through it, else by the last one that does (``_session``)."""
         async with self._open_lock:
-            if self._saver is saver:
-                self._conn, self._saver = None, None
+            if self._saver is not saver:
+                return
+            self._conn, self._saver = None, None
+            if self._users.get(saver):
                 self._retired.add(saver)
+                return
+        await saver.conn.close()
 
     async def _fetch(
         self, saver: AsyncSqliteSaver, sql: str, params: Sequence[Any]
@@ -286,7 +291,6 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             and known.signal is self._change
             and known.signal.quiet_since(known.token)
         ):
-            self._heads.move_to_end(key)
             return known.head
         await self._follow_replaced_file()
         async with self._session() as saver:
@@ -298,10 +302,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                 if NO_CHECKPOINTS_TABLE not in str(exc):
                     raise
                 head = None  # a store nothing has been written to holds no thread
-        self._heads[key] = _KnownHead(signal, token, head)
-        self._heads.move_to_end(key)
-        while len(self._heads) > KNOWN_HEADS:
-            self._heads.popitem(last=False)
+        self._heads.put(key, _KnownHead(signal, token, head))
         return head
 
     async def _eligible_head(
@@ -334,12 +335,8 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             if not rows:
                 return None  # deleted since the ids were read
             facts = _CheckpointFacts.of(rows[0][2])
-            self._known[key] = facts
-            self._prefetched[key] = (writes, rows[0])
-            while len(self._prefetched) > PREFETCHED_ROWS:
-                self._prefetched.popitem(last=False)
-            while len(self._known) > KNOWN_CHECKPOINTS:
-                self._known.popitem(last=False)
+            self._known.put(key, facts)
+            self._prefetched.put(key, (writes, rows[0]))
         return facts
 
     async def answer(self, thread_id: str, head: Head) -> FinalAnswer:
@@ -487,7 +484,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                 values = _parse_msgpack(type_, blob).get("channel_values") or {}
                 if MESSAGES in values:
                     seed = lazy.Seed(lazy.messages_value(values[MESSAGES]))
-                    self._keep_seed(thread_id, ancestor_id, seed)
+                    self._seeds.put((thread_id, ancestor_id), seed)
                     break
         if seed is None:
             if missing is not None and len(chain) < MAX_CHAIN_DEPTH + 1:
@@ -519,7 +516,6 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                     break
         if seed is None:
             return None
-        self._seeds.move_to_end((thread_id, chain[-1]))
         between = chain[:-1]
         if between:
             sql = BLOBS_SQL.format(ids=",".join("?" * len(between)))
@@ -531,14 +527,9 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                 values = _parse_msgpack(*blobs[checkpoint_id]).get("channel_values") or {}
                 if MESSAGES in values:  # a newer snapshot than the one kept
                     newer = lazy.Seed(lazy.messages_value(values[MESSAGES]))
-                    self._keep_seed(thread_id, checkpoint_id, newer)
+                    self._seeds.put((thread_id, checkpoint_id), newer)
                     return chain[: depth + 1], newer
         return chain, seed
-
-    def _keep_seed(self, thread_id: str, checkpoint_id: str, seed: lazy.Seed) -> None:
-        self._seeds[(thread_id, checkpoint_id)] = seed
-        while len(self._seeds) > KEPT_SNAPSHOTS:
-            self._seeds.popitem(last=False)
 
     async def _check_chain(self, saver: AsyncSqliteSaver, tup: CheckpointTuple) -> None:
         """Raise when the saver rebuilt a DeltaChannel without a snapshot because an
