@@ -48,11 +48,12 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.message import _messages_delta_reducer, add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Overwrite, StateSnapshot, interrupt
+from starlette.applications import Starlette
 from typing_extensions import TypedDict
 
 from EvoScientist.agent import build_graph
 from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
+from EvoScientist.langgraph_dev.service import READ_DEADLINE_SECONDS, FinalAnswerService
 from EvoScientist.offline_model import OfflineChatModel
 from EvoScientist.settings import POSTGRES_SCHEMES
 from EvoScientist.store.base import CheckpointAnswerReader
@@ -766,13 +767,31 @@ def thread_state_json(snapshot: StateSnapshot) -> dict[str, Any]:
 
 
 @asynccontextmanager
+async def serving(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
+    """In-process HTTP to ``app`` as a server runs it: lifespan (start-up, then
+    shutdown) around the requests."""
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://testserver"
+        ) as client,
+    ):
+        yield client
+
+
+@asynccontextmanager
 async def answer_client(
-    target: Store | Path | str, agent_name: str = AGENT_NAME, **reader_options: Any
+    target: Store | Path | str,
+    agent_name: str = AGENT_NAME,
+    *,
+    read_deadline: float = READ_DEADLINE_SECONDS,
+    **reader_options: Any,
 ) -> AsyncIterator[httpx.AsyncClient]:
     """In-process HTTP to ``create_app`` whose service reads ``target`` (a
     ``sessions.db`` path, a ``postgresql://`` URI or a ``Store``) directly, with no API
     fallback; the service (its aiosqlite thread, its connection pool) is closed on exit."""
-    service = FinalAnswerService(Store.of(target).reader(agent_name, **reader_options), None)
+    reader = Store.of(target).reader(agent_name, **reader_options)
+    service = FinalAnswerService(reader, None, read_deadline=read_deadline)
     app = create_app(lambda: service)
     try:
         transport = httpx.ASGITransport(app=app)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from langgraph_sdk import get_client
 
 REPO = Path(__file__).resolve().parents[1]
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
@@ -169,3 +170,12 @@ def langgraph_dev(
         yield DevServer(url, port, data_dir, workdir, log_path, process)
     finally:
         stop(process)
+
+
+async def new_thread(url: str) -> str:
+    """A thread created through ``url``'s langgraph API."""
+    client = get_client(url=url, api_key=None)
+    try:
+        return (await client.threads.create())["thread_id"]
+    finally:
+        await client.aclose()

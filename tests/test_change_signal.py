@@ -7,6 +7,7 @@ import asyncio
 import shutil
 import sqlite3
 import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from EvoScientist.store.change_signal import (
 
 SETTLE_SECONDS = COALESCE_SECONDS + TRAILING_SECONDS + 0.1
 
-pytestmark = pytest.mark.skipif(not InotifySignal.available(), reason="inotify is Linux's")
+needs_inotify = pytest.mark.skipif(not InotifySignal.available(), reason="inotify is Linux's")
 
 
 def make_store(path: Path) -> None:
@@ -32,62 +33,74 @@ def make_store(path: Path) -> None:
     conn.close()
 
 
-def commit(path: Path) -> None:
+def commit(path: Path, rows: int = 1) -> None:
     """A real commit from another connection, without yielding to the event loop."""
     with sqlite3.connect(path) as conn:
-        conn.execute("INSERT INTO t VALUES (1)")
+        conn.executemany("INSERT INTO t VALUES (?)", [(n,) for n in range(rows)])
     conn.close()
 
 
-async def settled(path: Path) -> InotifySignal:
-    signal = change_signal(path)
-    assert isinstance(signal, InotifySignal)
-    await asyncio.sleep(SETTLE_SECONDS)
-    return signal
-
-
-async def test_quiet_until_a_commit_even_before_the_loop_hears_of_it(tmp_path: Path) -> None:
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
     path = tmp_path / "data" / "sessions.db"
     make_store(path)
-    signal = await settled(path)
+    return path
+
+
+@pytest.fixture
+async def settled(store: Path) -> AsyncIterator[InotifySignal]:
+    """An inotify signal on ``store``, past the quiet-less window after its start."""
+    if not InotifySignal.available():
+        pytest.skip("inotify is Linux's")
+    signal = change_signal(store)
+    assert isinstance(signal, InotifySignal)
+    await asyncio.sleep(SETTLE_SECONDS)
     try:
-        token = signal.token()
-        assert signal.quiet_since(token)
-        commit(path)
-        # No await in between: the loop has not read the event, the signal must.
-        assert not signal.quiet_since(token)
+        yield signal
     finally:
         signal.close()
 
 
-async def test_not_quiet_within_the_trailing_window(tmp_path: Path) -> None:
+@pytest.fixture
+def polling(store: Path) -> Iterator[PollingSignal]:
+    signal = PollingSignal(store)
+    try:
+        yield signal
+    finally:
+        signal.close()
+
+
+async def test_quiet_until_a_commit_even_before_the_loop_hears_of_it(
+    store: Path, settled: InotifySignal
+) -> None:
+    token = settled.token()
+    assert settled.quiet_since(token)
+    commit(store)
+    # No await in between: the loop has not read the event, the signal must.
+    assert not settled.quiet_since(token)
+
+
+async def test_not_quiet_within_the_trailing_window(store: Path, settled: InotifySignal) -> None:
     """A commit's WAL frames are written before the commit is visible: a head read
     right after the first report may predate it, so no token taken then is vouched for
     until the trailing report has passed."""
-    path = tmp_path / "data" / "sessions.db"
-    make_store(path)
-    signal = await settled(path)
-    try:
-        before = signal.token()
-        commit(path)
-        started = time.monotonic()
-        await signal.wait(before, 1.0)
-        assert time.monotonic() - started < 0.5
-        during = signal.token()
-        assert not signal.quiet_since(during)
-        await asyncio.sleep(SETTLE_SECONDS)
-        assert not signal.quiet_since(during)  # the trailing report moved the count
-        after = signal.token()
-        assert signal.quiet_since(after)
-    finally:
-        signal.close()
+    before = settled.token()
+    commit(store)
+    started = time.monotonic()
+    await settled.wait(before, 1.0)
+    assert time.monotonic() - started < 0.5
+    during = settled.token()
+    assert not settled.quiet_since(during)
+    await asyncio.sleep(SETTLE_SECONDS)
+    assert not settled.quiet_since(during)  # the trailing report moved the count
+    after = settled.token()
+    assert settled.quiet_since(after)
 
 
-async def test_not_quiet_right_after_the_watch_begins(tmp_path: Path) -> None:
+@needs_inotify
+async def test_not_quiet_right_after_the_watch_begins(store: Path) -> None:
     """A commit written just before the watch began may become visible just after."""
-    path = tmp_path / "data" / "sessions.db"
-    make_store(path)
-    signal = change_signal(path)
+    signal = change_signal(store)
     try:
         assert not signal.quiet_since(signal.token())
         await asyncio.sleep(SETTLE_SECONDS)
@@ -96,118 +109,83 @@ async def test_not_quiet_right_after_the_watch_begins(tmp_path: Path) -> None:
         signal.close()
 
 
-async def test_other_files_in_the_directory_keep_it_quiet(tmp_path: Path) -> None:
-    path = tmp_path / "data" / "sessions.db"
-    make_store(path)
-    signal = await settled(path)
-    try:
-        token = signal.token()
-        (path.parent / "notes.txt").write_text("not the store")
-        other = path.parent / "other.db"
-        make_store(other)
-        commit(other)
-        assert signal.quiet_since(token)
-    finally:
-        signal.close()
+async def test_other_files_in_the_directory_keep_it_quiet(
+    store: Path, settled: InotifySignal
+) -> None:
+    token = settled.token()
+    (store.parent / "notes.txt").write_text("not the store")
+    other = store.parent / "other.db"
+    make_store(other)
+    commit(other)
+    assert settled.quiet_since(token)
 
 
-async def test_a_store_replaced_by_rename_is_a_change(tmp_path: Path) -> None:
-    path = tmp_path / "data" / "sessions.db"
-    make_store(path)
-    staged = tmp_path / "data" / "restore.tmp"
+async def test_a_store_replaced_by_rename_is_a_change(store: Path, settled: InotifySignal) -> None:
+    staged = store.parent / "restore.tmp"
     make_store(staged)
-    signal = await settled(path)
-    try:
-        token = signal.token()
-        staged.rename(path)
-        assert not signal.quiet_since(token)
-    finally:
-        signal.close()
+    token = settled.token()
+    staged.rename(store)
+    assert not settled.quiet_since(token)
 
 
-async def test_a_lost_watch_is_taken_again(tmp_path: Path) -> None:
+async def test_a_lost_watch_is_taken_again(store: Path, settled: InotifySignal) -> None:
     """The directory deleted and made again: the old watch hears nothing more, so the
     signal vouches for nothing until a new token has watched the new directory."""
-    path = tmp_path / "data" / "sessions.db"
-    make_store(path)
-    signal = await settled(path)
-    try:
-        before = signal.token()
-        shutil.rmtree(path.parent)
-        assert not signal.quiet_since(before)
-        await asyncio.sleep(SETTLE_SECONDS)
-        assert not signal.quiet_since(signal.token())  # no directory to watch
-        make_store(path)
-        token = signal.token()
-        assert not signal.quiet_since(token)  # watched again: a change, trailing included
-        await asyncio.sleep(SETTLE_SECONDS)
-        token = signal.token()
-        assert signal.quiet_since(token)
-        commit(path)
-        assert not signal.quiet_since(token)
-    finally:
-        signal.close()
+    before = settled.token()
+    shutil.rmtree(store.parent)
+    assert not settled.quiet_since(before)
+    await asyncio.sleep(SETTLE_SECONDS)
+    assert not settled.quiet_since(settled.token())  # no directory to watch
+    make_store(store)
+    token = settled.token()
+    assert not settled.quiet_since(token)  # watched again: a change, trailing included
+    await asyncio.sleep(SETTLE_SECONDS)
+    token = settled.token()
+    assert settled.quiet_since(token)
+    commit(store)
+    assert not settled.quiet_since(token)
 
 
-async def test_polling_never_vouches(tmp_path: Path) -> None:
+async def test_polling_never_vouches(polling: PollingSignal) -> None:
     """``stat`` cannot see two commits within one timestamp tick: never sure."""
-    path = tmp_path / "data" / "sessions.db"
-    make_store(path)
-    signal = PollingSignal(path)
-    try:
-        token = signal.token()
-        assert not signal.quiet_since(token)
-    finally:
-        signal.close()
+    assert not polling.quiet_since(polling.token())
 
 
-async def test_polling_wakes_a_waiter(tmp_path: Path) -> None:
-    path = tmp_path / "data" / "sessions.db"
-    make_store(path)
-    signal = PollingSignal(path)
-    try:
-        token = signal.token()
-        waiter = asyncio.create_task(signal.wait(token, 5.0))
-        await asyncio.sleep(0.05)
-        with sqlite3.connect(path) as conn:  # grows the WAL: size changes
-            conn.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(1000)])
-        conn.close()
-        started = time.monotonic()
-        await waiter
-        assert time.monotonic() - started < 1.0
-        assert signal.token() != token
-    finally:
-        signal.close()
+async def test_polling_wakes_a_waiter(store: Path, polling: PollingSignal) -> None:
+    token = polling.token()
+    waiter = asyncio.create_task(polling.wait(token, 5.0))
+    await asyncio.sleep(0.05)
+    commit(store, rows=1000)  # grows the WAL: size changes
+    started = time.monotonic()
+    await waiter
+    assert time.monotonic() - started < 1.0
+    assert polling.token() != token
 
 
-async def test_a_writer_that_never_pauses_is_still_reported(tmp_path: Path) -> None:
+async def test_a_writer_that_never_pauses_is_still_reported(
+    store: Path, settled: InotifySignal
+) -> None:
     """Reports wait for a pause in the writes (a commit is visible only after them), but
     not forever: a busy writer's commits still wake waiters every few tens of ms."""
-    path = tmp_path / "data" / "sessions.db"
-    make_store(path)
-    signal = await settled(path)
     writing = 0.4
 
     def busy_writer() -> None:
         end = time.monotonic() + writing
-        with sqlite3.connect(path, isolation_level=None) as conn:
+        with sqlite3.connect(store, isolation_level=None) as conn:
             while time.monotonic() < end:
                 conn.execute("INSERT INTO t VALUES (1)")
                 time.sleep(0.001)
         conn.close()
 
-    try:
-        start = signal.token()
-        wakes = 0
-        writer = asyncio.create_task(asyncio.to_thread(busy_writer))
-        await asyncio.sleep(0.05)
-        while not writer.done():
-            token = signal.token()
-            await signal.wait(token, 1.0)
-            wakes += not writer.done() and signal.token() != token
-        await writer
-        assert signal.token() != start
-        # Without the cap on coalescing there would be no report until the writer stops.
-        assert wakes >= 4, wakes
-    finally:
-        signal.close()
+    start = settled.token()
+    wakes = 0
+    writer = asyncio.create_task(asyncio.to_thread(busy_writer))
+    await asyncio.sleep(0.05)
+    while not writer.done():
+        token = settled.token()
+        await settled.wait(token, 1.0)
+        wakes += not writer.done() and settled.token() != token
+    await writer
+    assert settled.token() != start
+    # Without the cap on coalescing there would be no report until the writer stops.
+    assert wakes >= 4, wakes

@@ -41,6 +41,7 @@ from tests.seeds import (
     node_graph,
     resume,
     route,
+    serving,
     uuid_thread_id,
 )
 
@@ -735,12 +736,7 @@ async def test_default_app_serves_the_data_dir_store(
         expected = await thread.expected()
 
         app = create_app()
-        async with (
-            app.router.lifespan_context(app),
-            httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=app), base_url="http://testserver"
-            ) as client,
-        ):
+        async with serving(app) as client:
             body = await get_json(client, thread.thread_id)
             assert body["content"] == expected
             assert body["source"] == "checkpointer"

@@ -13,7 +13,6 @@ import asyncio
 import time
 from pathlib import Path
 
-import httpx
 import psycopg
 import psycopg.errors
 import pytest
@@ -46,6 +45,7 @@ from tests.seeds import (
     expected_answer,
     open_seeder,
     route,
+    serving,
     uuid_thread_id,
 )
 from tests.servers import free_port
@@ -280,12 +280,7 @@ async def test_default_app_serves_the_database(
             expected = expected_answer(await thread.state())
 
             app = create_app()
-            async with (
-                app.router.lifespan_context(app),
-                httpx.AsyncClient(
-                    transport=httpx.ASGITransport(app=app), base_url="http://testserver"
-                ) as client,
-            ):
+            async with serving(app) as client:
                 response = await client.get(route(thread.thread_id))
                 assert response.status_code == 200, response.text
                 assert response.json()["content"] == expected

@@ -8,12 +8,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from langgraph_sdk import get_client
 
 from EvoScientist.offline_model import answer_for, notes_for
 from EvoScientist.recovery import stream_with_recovery
 from tests.proxy import Fault, FaultProxy, measure_stream_bytes
-from tests.servers import DevServer, langgraph_dev
+from tests.servers import DevServer, langgraph_dev, new_thread
 
 pytestmark = pytest.mark.e2e
 
@@ -29,14 +28,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
         root / "work", root / "data", env={"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": TOKEN_DELAY}
     ) as dev:
         yield dev
-
-
-async def new_thread(url: str) -> str:
-    client = get_client(url=url, api_key=None)
-    try:
-        return (await client.threads.create())["thread_id"]
-    finally:
-        await client.aclose()
 
 
 async def checkpoint_answer(url: str, thread_id: str, run_id: str) -> dict[str, Any]:

@@ -21,11 +21,10 @@ from typing import Any
 import httpx
 import pytest
 
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import READ_DEADLINE_SECONDS, FinalAnswerService
-from EvoScientist.store.sqlite_reader import BUSY_TIMEOUT_SECONDS, SqliteAnswerReader
+from EvoScientist.langgraph_dev.service import READ_DEADLINE_SECONDS
+from EvoScientist.store.sqlite_reader import BUSY_TIMEOUT_SECONDS
 from tests.reliability import assert_error, problem_lines, writer
-from tests.seeds import AGENT_NAME, SeededThread, expected_answer, open_seeder, route
+from tests.seeds import SeededThread, answer_client, expected_answer, open_seeder, route
 
 HOLD_SECONDS = 2.0
 # A request may take its reader's busy wait, once per statement that meets the lock,
@@ -111,18 +110,6 @@ async def other_process(
                 await proc.wait()
 
 
-@asynccontextmanager
-async def route_client(db_path: Path, **service_kwargs: Any) -> AsyncIterator[httpx.AsyncClient]:
-    service = FinalAnswerService(SqliteAnswerReader(db_path, AGENT_NAME), None, **service_kwargs)
-    app = create_app(lambda: service)
-    try:
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            yield client
-    finally:
-        await service.close()
-
-
 async def seeded_store(db_path: Path, journal_mode: str = "wal") -> tuple[SeededThread, str]:
     async with open_seeder(db_path) as seeder:
         thread = await seeder.agent(("What does contention do to a reader?",))
@@ -186,7 +173,7 @@ def check_outcomes(
 async def test_writer_holding_a_write_transaction(db_path: Path, lock: str) -> None:
     """In WAL mode a writer's lock, even ``BEGIN EXCLUSIVE``, never blocks a reader."""
     thread, expected = await seeded_store(db_path)
-    async with route_client(db_path) as client, other_process(db_path, lock) as proc:
+    async with answer_client(db_path) as client, other_process(db_path, lock) as proc:
         results = await hammer(client, thread.thread_id, HOLD_SECONDS * 0.75)
         assert proc.returncode is None  # still holding the lock when the requests ended
     outcome = check_outcomes(results, expected, allow_503=False)
@@ -195,7 +182,7 @@ async def test_writer_holding_a_write_transaction(db_path: Path, lock: str) -> N
 
 async def test_wal_checkpoint_truncate_in_progress(db_path: Path) -> None:
     thread, expected = await seeded_store(db_path)
-    async with route_client(db_path) as client:
+    async with answer_client(db_path) as client:
         async with other_process(db_path, "checkpoint") as proc:
             results = await hammer(client, thread.thread_id, HOLD_SECONDS * 0.75)
             assert proc.returncode is None
@@ -211,7 +198,7 @@ async def test_wal_checkpoint_truncate_in_progress(db_path: Path) -> None:
 
 async def test_wal_reset_again_and_again_while_reading(db_path: Path) -> None:
     thread, expected = await seeded_store(db_path)
-    async with route_client(db_path) as client, other_process(db_path, "checkpoint-loop"):
+    async with answer_client(db_path) as client, other_process(db_path, "checkpoint-loop"):
         results = await hammer(client, thread.thread_id, HOLD_SECONDS * 0.75)
     outcome = check_outcomes(results, expected, allow_503=True)
     # A reader may wait on the checkpointer for a moment, but mostly just answers.
@@ -225,7 +212,7 @@ async def test_rollback_journal_writer_with_reserved_lock(db_path: Path) -> None
     """``journal_mode=DELETE``: a writer's RESERVED lock (``BEGIN IMMEDIATE``) still
     lets readers in; only its commit takes the file for a moment."""
     thread, expected = await seeded_store(db_path, "delete")
-    async with route_client(db_path) as client, other_process(db_path, "immediate"):
+    async with answer_client(db_path) as client, other_process(db_path, "immediate"):
         results = await hammer(client, thread.thread_id, HOLD_SECONDS * 0.75)
     check_outcomes(results, expected, allow_503=False)
 
@@ -237,7 +224,7 @@ async def test_rollback_journal_writer_with_exclusive_lock(
     out the busy timeout (behind the others on the one connection, up to the deadline),
     then gets a retryable 503; the answer is back after the commit."""
     thread, expected = await seeded_store(db_path, "delete")
-    async with route_client(db_path) as client:
+    async with answer_client(db_path) as client:
         async with other_process(db_path, "exclusive", hold=8.0) as proc:
             results = await hammer(client, thread.thread_id, 1.0)
             started = time.monotonic()
@@ -261,7 +248,7 @@ async def test_deadline_ends_a_read_stuck_on_the_store(db_path: Path) -> None:
     """The service's own deadline, shorter than the reader's busy wait: the request
     ends at the deadline with a retryable 503."""
     thread, _ = await seeded_store(db_path, "delete")
-    async with route_client(db_path, read_deadline=0.3) as client:
+    async with answer_client(db_path, read_deadline=0.3) as client:
         async with other_process(db_path, "exclusive", hold=5.0) as proc:
             started = time.monotonic()
             response = await client.get(route(thread.thread_id))
@@ -285,7 +272,7 @@ async def test_writer_killed_inside_a_transaction_leaves_a_hot_journal(db_path: 
         await proc.wait()
     assert journal.exists() and journal.stat().st_size > 0
     journal_bytes, file_bytes = journal.read_bytes(), db_path.read_bytes()
-    async with route_client(db_path) as client:
+    async with answer_client(db_path) as client:
         for _ in range(3):
             response = await client.get(route(thread.thread_id))
             assert_error(response, 503, "store_unavailable", retryable=True)

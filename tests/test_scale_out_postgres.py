@@ -23,7 +23,7 @@ from EvoScientist.offline_model import answer_for, notes_for
 from EvoScientist.recovery import stream_with_recovery
 from tests.postgres import session_database, table_names
 from tests.proxy import Fault, FaultProxy
-from tests.servers import DevServer, langgraph_dev
+from tests.servers import DevServer, langgraph_dev, new_thread
 
 pytestmark = pytest.mark.e2e
 
@@ -57,14 +57,6 @@ def expected_answer(question: str) -> str:
 
 def ask(question: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": question}]}
-
-
-async def new_thread(url: str) -> str:
-    client = get_client(url=url, api_key=None)
-    try:
-        return (await client.threads.create())["thread_id"]
-    finally:
-        await client.aclose()
 
 
 async def final_answer(url: str, thread_id: str, **params: Any) -> httpx.Response:

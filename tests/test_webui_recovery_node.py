@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph_sdk import get_client
 
 from tests.proxy import Fault, FaultProxy, measure_stream_bytes
-from tests.servers import DevServer, langgraph_dev
+from tests.servers import DevServer, langgraph_dev, new_thread
 
 pytestmark = pytest.mark.e2e
 
@@ -86,16 +85,8 @@ def node() -> str:
     return path
 
 
-async def _new_thread(url: str) -> str:
-    client = get_client(url=url, api_key=None)
-    try:
-        return (await client.threads.create())["thread_id"]
-    finally:
-        await client.aclose()
-
-
 async def _baseline_bytes(server: DevServer) -> int:
-    thread_id = await _new_thread(server.url)
+    thread_id = await new_thread(server.url)
     return await measure_stream_bytes(server.port, thread_id, ASSISTANT, BASELINE_QUESTION)
 
 
