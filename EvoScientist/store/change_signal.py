@@ -54,6 +54,12 @@ def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
 
+async def sleep_until(event: asyncio.Event, timeout: float) -> None:
+    """Until ``event`` is set or ``timeout`` seconds have passed, whichever is first."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), timeout)
+
+
 class ChangeSignal:
     """Counts changes; ``wait`` returns once the count moves past a token."""
 
@@ -82,10 +88,8 @@ class ChangeSignal:
         return False
 
     async def wait(self, since: int, timeout: float) -> None:
-        if self._count != since:
-            return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._event().wait(), timeout)
+        if self._count == since:
+            await sleep_until(self._event(), timeout)
 
     def close(self) -> None:
         pass

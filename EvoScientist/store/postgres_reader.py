@@ -21,7 +21,6 @@ rowid, so a replaced row is told by its ``xmin``, the transaction that wrote it)
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -36,6 +35,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from EvoScientist.answer.result import FinalAnswer
 from EvoScientist.store.base import CACHE_SIZE, CheckpointAnswerReader, Head
+from EvoScientist.store.change_signal import sleep_until
 from EvoScientist.store.errors import StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import saver_answer
@@ -50,6 +50,15 @@ logger = logging.getLogger(__name__)
 # and of each write row. A resume or an interrupt lands as a write without a new
 # checkpoint, and an upsert that replaces a row gives it a new ``xmin``; either changes
 # the signature.
+# What is stored against a head ``h`` (its thread_id and checkpoint_id).
+_WRITES_SIGNATURE = """
+CROSS JOIN LATERAL (
+  SELECT count(*) AS writes, coalesce(sum(cw.xmin::text::bigint), 0)::bigint AS versions
+  FROM checkpoint_writes cw
+  WHERE cw.thread_id = h.thread_id AND cw.checkpoint_ns = ''
+    AND cw.checkpoint_id = h.checkpoint_id
+) w
+"""
 _HEAD_SQL = """
 WITH head AS (
   SELECT c.thread_id, c.checkpoint_id, c.xmin::text::bigint AS version
@@ -65,13 +74,7 @@ SELECT '{kind}' AS kind,
        w.writes,
        h.version + w.versions AS version
 FROM head h
-CROSS JOIN LATERAL (
-  SELECT count(*) AS writes, coalesce(sum(cw.xmin::text::bigint), 0)::bigint AS versions
-  FROM checkpoint_writes cw
-  WHERE cw.thread_id = h.thread_id AND cw.checkpoint_ns = ''
-    AND cw.checkpoint_id = h.checkpoint_id
-) w
-"""
+{writes_signature}"""
 _RUN_FILTER = "AND c.metadata ->> 'run_id' = %(run_id)s"
 _USER_FILTER = "AND c.metadata ->> 'langgraph_auth_user_id' = %(user_id)s"
 
@@ -82,6 +85,7 @@ def head_sql(*, run: bool, user: bool) -> str:
         kind="run" if run else "thread",
         run_filter=_RUN_FILTER if run else "",
         user_filter=_USER_FILTER if user else "",
+        writes_signature=_WRITES_SIGNATURE,
     )
 
 
@@ -92,23 +96,20 @@ RUN_HEAD_SQL = head_sql(run=True, user=False)
 RUN_AND_THREAD_HEAD_SQL = f"({RUN_HEAD_SQL}) UNION ALL ({HEAD_SQL})"
 # The heads of every thread a long-poll waits on, in one round trip: the same query
 # per thread (``LATERAL``), so each is still a backward scan of the primary key.
-WATCH_SQL = """
-SELECT t.thread_id, h.checkpoint_id, w.writes, h.version + w.versions AS version
+WATCH_SQL = (
+    """
+SELECT h.thread_id, h.checkpoint_id, w.writes, h.version + w.versions AS version
 FROM unnest(%(thread_ids)s::text[]) AS t(thread_id)
 CROSS JOIN LATERAL (
-  SELECT c.checkpoint_id, c.xmin::text::bigint AS version
+  SELECT c.thread_id, c.checkpoint_id, c.xmin::text::bigint AS version
   FROM checkpoints c
   WHERE c.thread_id = t.thread_id AND c.checkpoint_ns = ''
     AND coalesce(c.metadata ->> 'agent_name', %(agent_name)s) = %(agent_name)s
   ORDER BY c.checkpoint_id DESC LIMIT 1
 ) h
-CROSS JOIN LATERAL (
-  SELECT count(*) AS writes, coalesce(sum(cw.xmin::text::bigint), 0)::bigint AS versions
-  FROM checkpoint_writes cw
-  WHERE cw.thread_id = t.thread_id AND cw.checkpoint_ns = ''
-    AND cw.checkpoint_id = h.checkpoint_id
-) w
 """
+    + _WRITES_SIGNATURE
+)
 # One snapshot for a whole decode (checkpoint, pending writes, DeltaChannel history).
 SNAPSHOT_SQL = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 # Given to every connection of the reader's pool: nothing it runs can write.
@@ -310,11 +311,6 @@ class PostgresAnswerReader(CheckpointAnswerReader):
 
 # No head seen yet for a thread: the first poll sets the baseline.
 _UNSEEN: Any = object()
-
-
-async def sleep_until(event: asyncio.Event, timeout: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(event.wait(), timeout)
 
 
 def _head(row: dict[str, Any]) -> Head:
