@@ -127,7 +127,10 @@ def langgraph_dev(
     auth: dict[str, Any] | None = None,
     port: int | None = None,
     env: dict[str, str] | None = None,
+    jobs: int | None = None,
 ) -> Iterator[DevServer]:
+    """``jobs``: runs executed at once (``--n-jobs-per-worker``; langgraph dev's default
+    is 1, queueing the rest)."""
     workdir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
     config = write_config(
@@ -157,6 +160,7 @@ def langgraph_dev(
                 str(port),
                 "--config",
                 str(config),
+                *(["--n-jobs-per-worker", str(jobs)] if jobs else []),
             ],
             cwd=workdir,
             env=server_env,
