@@ -18,6 +18,9 @@ from EvoScientist.langgraph_dev.params import (
     validate_id,
 )
 
+# Fixed, not ``uuid4()``: test ids must be the same in every pytest-xdist worker.
+A_UUID = "0f8fad5b-d9cb-469f-a165-70867728950e"
+
 
 def query(thread_id: str = "a1b2c3d4", qs: str = "") -> FinalAnswerQuery:
     return parse_query(thread_id, QueryParams(qs))
@@ -39,7 +42,7 @@ def test_everything_given() -> None:
 
 @pytest.mark.parametrize(
     "thread_id",
-    ["a1b2c3d4", str(uuid.uuid4()), "x", "x" * MAX_ID_LENGTH, "tui session é", "ünï-😀", "a:b.c"],
+    ["a1b2c3d4", A_UUID, "x", "x" * MAX_ID_LENGTH, "tui session é", "ünï-😀", "a:b.c"],
 )
 def test_valid_ids(thread_id: str) -> None:
     assert validate_id(thread_id, "thread_id") == thread_id
