@@ -96,6 +96,7 @@ class DevServer:
 # langgraph dev serves on another port when the one asked for is taken (another test
 # process's server may have just bound it), and says so in its log.
 PORT_FALLBACK = re.compile(r"Port (\d+) is already in use, using port (\d+) instead")
+ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def wait_until_up(
@@ -108,7 +109,7 @@ def wait_until_up(
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"langgraph dev exited early:\n{log_path.read_text()[-4000:]}")
-        log = log_path.read_text(errors="replace")
+        log = ANSI_COLOUR.sub("", log_path.read_text(errors="replace"))
         if (moved := PORT_FALLBACK.search(log)) and int(moved[1]) == port:
             if fixed:
                 raise RuntimeError(f"port {port} was taken; langgraph dev moved to {moved[2]}")
