@@ -195,6 +195,6 @@ def test_only_the_route_makes_every_fault_exact(server: DevServer) -> None:
     # Without the route, some fault leaves the user with the wrong text.
     assert any(not row["bare SDK"].startswith("exact") for row in table.values()), table
     assert any(not row["SDK + stream_resumable"].startswith("exact") for row in table.values())
-    # The bare SDK says it reconnected without replaying what it missed (the warning
-    # the route exists for); resumable streams replay and never say so.
-    assert no_replay == {"bare SDK"}, no_replay
+    # The bare SDK says it reconnected without replaying what it missed: the gap the
+    # route closes. (A resumable stream cut before its first event ID can say so too.)
+    assert "bare SDK" in no_replay, no_replay
