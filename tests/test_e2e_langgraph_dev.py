@@ -18,6 +18,7 @@ from langgraph_sdk import get_client
 
 from EvoScientist.answer.state import answer_from_state
 from EvoScientist.offline_model import answer_for, notes_for
+from tests.postgres import temporary_schema
 from tests.servers import DevServer, langgraph_dev
 
 pytestmark = pytest.mark.e2e
@@ -146,6 +147,17 @@ async def test_the_server_starts_without_a_warning(direct_server: DevServer) -> 
     assert any("Using custom checkpointer: MaintainedSqliteSaver" in line for line in lines)
     assert [line for line in lines if re.search(r"\[(warning|error)", line)] == []
     assert not any("Custom checkpointer missing" in line for line in lines)
+
+
+async def test_a_postgres_backed_server_starts_without_a_warning(
+    postgres_database: str, tmp_path: Path
+) -> None:
+    async with temporary_schema(postgres_database) as uri:
+        env = {"EVOSCIENTIST_DATABASE_URI": uri}
+        with langgraph_dev(tmp_path / "work", tmp_path / "data", env=env) as server:
+            lines = startup_log(server)
+    assert any("Using custom checkpointer: MaintainedPostgresSaver" in line for line in lines)
+    assert [line for line in lines if re.search(r"\[(warning|error)", line)] == []
 
 
 async def test_a_copied_thread_answers_as_its_source(direct_server: DevServer) -> None:
