@@ -99,6 +99,8 @@ def test_a_static_breakpoint_is_interrupted() -> None:
     """``interrupt_before``: the run succeeded, the thread waits, work is left."""
     paused = decide(RUNNING, API_RUN, ServerRuns("interrupted", {"run-1": "success"}))
     assert paused.status is RunStatus.INTERRUPTED
+    # Its run record deleted through the API: still a pause, not a lost run.
+    assert decide(RUNNING, API_RUN, ServerRuns("interrupted", {})).status is RunStatus.INTERRUPTED
 
 
 @pytest.mark.parametrize("run_status", ["error", "timeout"])

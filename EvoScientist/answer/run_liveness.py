@@ -110,6 +110,10 @@ def judge(
         # the thread ``interrupted``; anything else stopped the run early.
         interrupted = server.thread_status == "interrupted"
         return overlay_thread_status(state, "interrupted" if interrupted else "idle")
+    if server.thread_status == "interrupted":
+        # Paused at a breakpoint whose run record is gone (deleted through the API):
+        # the thread waits for input, nothing is lost.
+        return overlay_thread_status(state, "interrupted")
     if writer.api_run and not shared_store:
         return run_lost()  # this server is the only one running this store's runs
     return by_silence(state, writer, silence_bound)

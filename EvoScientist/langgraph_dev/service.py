@@ -174,7 +174,9 @@ class FinalAnswerService:
         ):
             raise RunNotFound(run_id)
         writer = Writer(answer.run_id, answer.graph_id, _silent_for(answer.updated_at))
-        bound = self.silence_bound if self.silence_bound is not None else _default_bound()
+        bound = self.silence_bound
+        if bound is None:
+            bound = settings.run_silence_seconds()
         state = judge(
             run_state(answer), writer, server, shared_store=self.shared_store, silence_bound=bound
         )
@@ -212,10 +214,6 @@ class FinalAnswerService:
                 await self.direct.wait_for_change(thread_id, token, min(cap, remaining))
             else:
                 await asyncio.sleep(min(API_POLL_SECONDS, remaining))
-
-
-def _default_bound() -> float:
-    return settings.run_silence_seconds()
 
 
 def _silent_for(updated_at: str | None) -> float | None:
