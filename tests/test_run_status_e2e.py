@@ -19,6 +19,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from EvoScientist.offline_model import answer_for, notes_for
+from EvoScientist.recovery.reconcile import Reconciler, RunGone
 from tests.reliability import assert_error
 from tests.servers import DevServer, langgraph_dev
 from tests.slow_tool_graph import SLOW_ANSWER
@@ -136,6 +137,12 @@ async def test_a_run_id_the_server_does_not_know_is_404_at_once(server: DevServe
         assert_error(response, 404, "run_not_found", retryable=False)
         assert time.monotonic() - started < 5, "a wait= held for a run that does not exist"
     assert (await final_answer(server, run["thread_id"], run_id=run["run_id"])).status_code == 200
+    # The reference client ends there: the route is present, the run is not.
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        reconciler = Reconciler(http, run["thread_id"], UNKNOWN_RUN)
+        with pytest.raises(RunGone):
+            await reconciler.settle(10)
+        assert reconciler.route_available is True
 
 
 async def test_a_queued_run_that_wrote_nothing_yet_is_pending(server: DevServer) -> None:
