@@ -19,7 +19,7 @@ import httpx
 from langgraph_sdk import get_client
 
 from EvoScientist.recovery.client import DEFAULT_MAX_WAIT, stream_with_recovery
-from EvoScientist.recovery.reconcile import Reconciler, ThreadGone, Unrecoverable
+from EvoScientist.recovery.reconcile import Reconciler, RunGone, ThreadGone, Unrecoverable
 
 EXIT_OK = 0
 EXIT_RUN_FAILED = 1
@@ -157,6 +157,8 @@ def main(
     command = ask if args.command == "ask" else show
     try:
         return asyncio.run(command(args, out, err))
+    except RunGone as exc:
+        err.write(f"error: {exc} not found on {args.url}\n")
     except ThreadGone as exc:
         err.write(f"error: thread {exc} not found on {args.url}\n")
     except httpx.HTTPStatusError as exc:
