@@ -71,3 +71,24 @@ def fallback_api_url() -> str | None:
     a standalone app only falls back when this is set.
     """
     return os.environ.get("EVOSCIENTIST_LANGGRAPH_URL", "").strip() or None
+
+
+DEFAULT_RUN_SILENCE_SECONDS = 1800.0
+
+
+def run_silence_seconds() -> float:
+    """``$EVOSCIENTIST_RUN_SILENCE_SECONDS``: how long an unfinished run that no server
+    can vouch for (a TUI run, a run of another server sharing the PostgreSQL database,
+    any run read by the standalone app) may go without a new checkpoint before the route
+    calls it lost (``run_lost``). Longer than any single model or tool call; ``inf``
+    never calls such a run lost."""
+    raw = os.environ.get("EVOSCIENTIST_RUN_SILENCE_SECONDS", "").strip()
+    if not raw:
+        return DEFAULT_RUN_SILENCE_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError as exc:
+        raise ValueError(f"EVOSCIENTIST_RUN_SILENCE_SECONDS must be a number, got {raw!r}") from exc
+    if not seconds > 0:
+        raise ValueError("EVOSCIENTIST_RUN_SILENCE_SECONDS must be > 0")
+    return seconds

@@ -20,9 +20,11 @@ import httpx
 import ormsgpack
 import pytest
 
+from EvoScientist.langgraph_dev.openapi import ERROR_SCHEMA
 from EvoScientist.store import lazy
 
-ERROR_CODES = {"thread_not_found", "invalid_request", "store_unavailable", "checkpoint_unreadable"}
+# Every code the OpenAPI document lists for an error body.
+ERROR_CODES = set(ERROR_SCHEMA["properties"]["error"]["properties"]["code"]["enum"])
 # What a client must never see in an error body.
 LEAKS = ("Traceback", "database is locked", "sqlite", 'File "', ".db", "Error:")
 

@@ -21,6 +21,7 @@ Reusable by any test module (unit, HTTP, e2e, perf, reliability)::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -39,12 +40,13 @@ from langchain_core.messages import (
     HumanMessage,
     RemoveMessage,
     SystemMessage,
+    ToolMessage,
 )
 from langchain_core.runnables import RunnableConfig
 from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.graph import START, StateGraph
+from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import _messages_delta_reducer, add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Overwrite, StateSnapshot, interrupt
@@ -315,6 +317,83 @@ def gated(gate: asyncio.Event, content: str) -> Callable[..., Awaitable[dict[str
         return {"messages": [AIMessage(content)]}
 
     return node
+
+
+def model_call_cancelled() -> Callable[..., Awaitable[dict[str, Any]]]:
+    """A node whose model call is cancelled under it (the TUI's Ctrl-C handler cancels
+    the call's task): the node body raises ``CancelledError``."""
+
+    async def node(state: dict[str, Any]) -> dict[str, Any]:
+        call = asyncio.ensure_future(asyncio.Event().wait())  # a model call that hangs
+        asyncio.get_running_loop().call_later(0.01, call.cancel)
+        await call
+        return {"messages": [AIMessage("never")]}
+
+    return node
+
+
+TIDY_UP_TOOL_CALL_ID = "call-tidy-1"
+
+
+def failing_turn_graph(
+    saver: BaseCheckpointSaver,
+    first_answer: str,
+    failure: Literal["model", "tool"],
+    message: str,
+    *,
+    mode: MessagesMode = "delta",
+) -> CompiledStateGraph:
+    """``agent`` ⇄ ``tools`` as the EvoScientist agent is built: the first turn answers
+    ``first_answer``; on the second the model raises (``failure="model"``), or calls a
+    tool that raises (``"tool"``)."""
+    turns = {"n": 0}
+
+    async def agent(state: dict[str, Any]) -> dict[str, Any]:
+        turns["n"] += 1
+        if turns["n"] == 1:
+            return {"messages": [AIMessage(first_answer)]}
+        if failure == "model":
+            raise RuntimeError(message)
+        call = {"name": "search_notes", "args": {"query": "q"}, "id": TIDY_UP_TOOL_CALL_ID}
+        return {"messages": [AIMessage("", tool_calls=[call])]}
+
+    def tools(state: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError(message)
+
+    def route(state: dict[str, Any]) -> str:
+        last = state["messages"][-1]
+        return "tools" if isinstance(last, AIMessage) and last.tool_calls else END
+
+    builder = StateGraph(state_schema(mode))
+    builder.add_node("agent", agent)
+    builder.add_node("tools", tools)
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", route, ["tools", END])
+    builder.add_edge("tools", "agent")
+    return builder.compile(checkpointer=saver)
+
+
+async def tidy_up_after_failure(graph: CompiledStateGraph, thread_id: str) -> None:
+    """What the EvoScientist TUI writes after a failed turn, so the next one starts
+    cleanly: a tool message closing each dangling tool call (as the ``tools`` node), then
+    the pending node cleared (``as_node=END``). No run id: the TUI stamps none."""
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    snapshot = await graph.aget_state(config)
+    answered = {m.tool_call_id for m in snapshot.values["messages"] if isinstance(m, ToolMessage)}
+    dangling = [
+        call
+        for m in snapshot.values["messages"]
+        if isinstance(m, AIMessage)
+        for call in m.tool_calls
+        if call["id"] not in answered
+    ]
+    if dangling:
+        closing = [
+            ToolMessage("Tool call interrupted by an error.", tool_call_id=c["id"], name=c["name"])
+            for c in dangling
+        ]
+        await graph.aupdate_state(config, {"messages": closing}, as_node="tools")
+    await graph.aupdate_state(config, None, as_node=END)
 
 
 SUBGRAPH_DRAFT = "SUBGRAPH DRAFT: never the thread's answer"
@@ -632,6 +711,76 @@ class Seeder:
         )
         thread = self.thread(graph, thread_id, "failed")
         await self.run(thread, {"messages": [HumanMessage("do it")]}, expect_error=True)
+        return thread
+
+    async def failed_then_tidied_up(
+        self,
+        message: str,
+        *,
+        failure: Literal["model", "tool"] = "tool",
+        mode: MessagesMode = "delta",
+        thread_id: str | None = None,
+    ) -> SeededThread:
+        """A completed turn, then a turn whose model or tool raises, then the writer's
+        tidy-up checkpoints (``tidy_up_after_failure``): the newest checkpoint looks
+        finished, the turn failed."""
+        graph = failing_turn_graph(
+            self.saver, "the first turn's answer", failure, message, mode=mode
+        )
+        thread = self.thread(graph, thread_id or hex8_thread_id(), f"failed ({failure}), tidied")
+        await self.run(thread, {"messages": [HumanMessage("first question")]})
+        await self.run(thread, {"messages": [HumanMessage("second question")]}, expect_error=True)
+        await tidy_up_after_failure(graph, thread.thread_id)
+        return thread
+
+    async def cancelled_mid_model_call(
+        self, *, written: bool, thread_id: str | None = None
+    ) -> SeededThread:
+        """A run that answered a draft, then was cancelled during its model call: with
+        ``written`` the call's task is cancelled and the node raises (langgraph writes
+        the task's error); without, the whole run's task is cancelled (the TUI's run
+        task, or its process, stopped) and nothing about the node is written."""
+        label = "cancelled mid-call" + (", written" if written else ", nothing written")
+        if written:
+            graph = node_graph(
+                self.saver,
+                [("draft", answer("draft before the cut")), ("model", model_call_cancelled())],
+            )
+            thread = self.thread(graph, thread_id, label)
+            await self.run(thread, {"messages": [HumanMessage("go")]}, expect_error=True)
+            return thread
+        gate = asyncio.Event()
+        graph = node_graph(
+            self.saver, [("draft", answer("draft before the cut")), ("model", gated(gate, "never"))]
+        )
+        thread = self.thread(graph, thread_id, label)
+        run = asyncio.ensure_future(self.run(thread, {"messages": [HumanMessage("go")]}))
+        while (await graph.aget_state(thread.config)).next != ("model",):
+            await asyncio.sleep(0.005)
+        run.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await run
+        return thread
+
+    async def sibling_failed(self, message: str) -> SeededThread:
+        """Two parallel nodes; one raises, so langgraph cancels the other, which writes
+        a ``CancelledError`` of its own beside the real failure."""
+        builder = StateGraph(AddMessagesState)
+
+        async def slow(state: dict[str, Any]) -> dict[str, Any]:
+            await asyncio.sleep(3600)
+            return {"messages": [AIMessage("never")]}
+
+        async def boom(state: dict[str, Any]) -> dict[str, Any]:
+            await asyncio.sleep(0.01)
+            raise RuntimeError(message)
+
+        builder.add_node("slow", slow)
+        builder.add_node("boom", boom)
+        builder.add_edge(START, "slow")
+        builder.add_edge(START, "boom")
+        thread = self.thread(builder.compile(checkpointer=self.saver), label="sibling failed")
+        await self.run(thread, {"messages": [HumanMessage("go")]}, expect_error=True)
         return thread
 
     async def paused_before(

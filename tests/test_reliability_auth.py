@@ -117,8 +117,8 @@ async def test_a_user_reads_only_their_own_threads(server: DevServer) -> None:
 
 async def test_a_thread_with_no_checkpoint_yet_reveals_nothing(server: DevServer) -> None:
     """A thread created but not yet run has no checkpoint naming its user: the route
-    answers through the API, which can only say "pending" — to its owner and to anyone
-    holding its id alike, with no content."""
+    answers through the API, which can only say that no such run exists — to its owner
+    and to anyone holding its id alike, with no content."""
     client = get_client(url=server.url, api_key=None, headers=ALICE)
     try:
         thread_id = (await client.threads.create())["thread_id"]
@@ -126,9 +126,24 @@ async def test_a_thread_with_no_checkpoint_yet_reveals_nothing(server: DevServer
         await client.aclose()
     for headers in (ALICE, BOB):
         response = await get(server, final_answer(thread_id), headers, run_id="r-1")
-        assert response.status_code == 200, response.text
-        body = response.json()
-        assert body["status"] == "pending" and body["content"] == ""
+        assert_error(response, 404, "run_not_found", retryable=False)
+
+
+async def test_a_made_up_run_id_on_another_users_thread_is_thread_not_found(
+    server: DevServer,
+) -> None:
+    """Whatever the parameters, another user's thread is "not found" — not a 200
+    ``pending`` (which would tell that the thread exists) and not ``run_not_found``."""
+    alice = await run_as(server, ALICE, "Is my thread's existence private?")
+    for params in (
+        {"run_id": "made-up"},
+        {"run_id": "00000000-0000-4000-8000-000000000000", "wait": "3"},
+        {"run_id": "made-up", "format": "text"},
+    ):
+        response = await get(server, final_answer(alice["thread_id"]), BOB, **params)
+        assert_error(response, 404, "thread_not_found", retryable=False)
+    own = await get(server, final_answer(alice["thread_id"]), ALICE, run_id="made-up")
+    assert_error(own, 404, "run_not_found", retryable=False)
 
 
 async def test_the_api_fallback_checks_the_owner_too(server: DevServer) -> None:

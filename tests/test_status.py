@@ -16,6 +16,8 @@ from EvoScientist.answer.status import (
     MAX_ERROR_MESSAGE,
     RunState,
     RunStatus,
+    describe_exception,
+    error_from_writes,
     interrupt_entry,
     next_nodes,
     overlay_thread_status,
@@ -152,7 +154,13 @@ async def test_state_from_checkpoint_matches_aget_state(seeder: Seeder) -> None:
         errors = [task.error for task in snapshot.tasks if task.error]
         if errors:
             assert state.status is RunStatus.ERROR, thread.label
-            assert state.error == {"code": "run_failed", "message": errors[0], "retryable": False}
+            assert state.error == {
+                "code": "run_failed",
+                "message": describe_exception(errors[0])[1],
+                "retryable": False,
+            }
+            assert errors[0] == "RuntimeError('kaboom')"  # what langgraph stores
+            assert state.error["message"] == "RuntimeError: kaboom"
         elif snapshot.interrupts:
             assert state.status is RunStatus.INTERRUPTED, thread.label
             assert state.interrupts == [{"id": i.id, "value": i.value} for i in snapshot.interrupts]
@@ -194,7 +202,33 @@ def test_error_wins_over_interrupt_and_pending_nodes() -> None:
     ]
     state = state_from_checkpoint({"branch:to:agent": None}, writes)
     assert state.status is RunStatus.ERROR
-    assert state.error == {"code": "run_failed", "message": "ValueError('bad')", "retryable": False}
+    assert state.error == {"code": "run_failed", "message": "ValueError: bad", "retryable": False}
+
+
+@pytest.mark.parametrize(
+    ("written", "name", "text"),
+    [
+        ("RuntimeError('kaboom')", "RuntimeError", "RuntimeError: kaboom"),
+        ("ValueError('a', 2)", "ValueError", "ValueError: a, 2"),
+        ("CancelledError()", "CancelledError", "CancelledError"),
+        ("KeyError(\"'x'\")", "KeyError", "KeyError: 'x'"),
+        ("httpx.ReadTimeout('slow')", "httpx.ReadTimeout", "httpx.ReadTimeout: slow"),
+        ("Weird(<object at 0x1>)", "Weird", "Weird(<object at 0x1>)"),
+        ("not a repr", None, "not a repr"),
+        (RuntimeError("live"), "RuntimeError", "RuntimeError: live"),
+    ],
+)
+def test_describe_exception(written: Any, name: str | None, text: str) -> None:
+    assert describe_exception(written) == (name, text)
+
+
+def test_a_cancelled_task_is_a_cancelled_run_unless_another_failed() -> None:
+    for cancelled in ("CancelledError()", "NodeCancelledError('agent')"):
+        assert error_from_writes([cancelled])["code"] == "run_cancelled"
+        assert error_from_writes([cancelled])["retryable"] is False
+        # langgraph cancels the siblings of a failing task: the failure is the answer.
+        failed = error_from_writes([cancelled, "RuntimeError('x')"])
+        assert failed == {"code": "run_failed", "message": "RuntimeError: x", "retryable": False}
 
 
 def test_run_error_truncates_long_messages() -> None:

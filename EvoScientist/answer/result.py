@@ -34,6 +34,10 @@ class FinalAnswer:
     source: Source = "checkpointer"
     error: dict[str, Any] | None = None
     interrupts: list[dict[str, Any]] = field(default_factory=list)
+    # Where the checkpoint came from, for the status checks; not part of the body.
+    graph_id: str | None = field(default=None, compare=False)
+    origin: str | None = field(default=None, compare=False)  # metadata.source
+    parent_checkpoint_id: str | None = field(default=None, compare=False)
 
     @property
     def complete(self) -> bool:
@@ -88,6 +92,7 @@ def answer_from_checkpoint(
     ts: Any,
     source: Source,
     thread_status: str | None = None,
+    parent_checkpoint_id: str | None = None,
 ) -> FinalAnswer:
     """Assemble the record for one root checkpoint.
 
@@ -102,6 +107,8 @@ def answer_from_checkpoint(
     # messages there end with the previous turn, whose answer must not be shown.
     answer = NO_ANSWER if START_CHANNEL in channel_values else final_answer_from_end(newest_first)
     run_id = metadata.get("run_id")
+    graph_id = metadata.get("graph_id")
+    origin = metadata.get("source")
     return FinalAnswer(
         thread_id=thread_id,
         status=state.status,
@@ -114,19 +121,35 @@ def answer_from_checkpoint(
         source=source,
         error=state.error,
         interrupts=state.interrupts,
+        graph_id=str(graph_id) if graph_id is not None else None,
+        origin=str(origin) if origin is not None else None,
+        parent_checkpoint_id=parent_checkpoint_id,
     )
+
+
+def with_run_state(answer: FinalAnswer, state: RunState) -> FinalAnswer:
+    """``answer`` with its status, error and interrupts replaced by ``state``'s."""
+    if (state.status, state.error, state.interrupts) == (
+        answer.status,
+        answer.error,
+        answer.interrupts,
+    ):
+        return answer
+    return replace(answer, status=state.status, error=state.error, interrupts=state.interrupts)
+
+
+def run_state(answer: FinalAnswer) -> RunState:
+    return RunState(answer.status, error=answer.error, interrupts=answer.interrupts)
 
 
 def with_thread_status(answer: FinalAnswer, thread_status: str | None) -> FinalAnswer:
     """``answer`` (derived from its checkpoint alone) as the server's thread status has it."""
     if thread_status is None:
         return answer
-    state = overlay_thread_status(
-        RunState(answer.status, error=answer.error, interrupts=answer.interrupts), thread_status
-    )
+    state = overlay_thread_status(run_state(answer), thread_status)
     if state.status is answer.status and state.error == answer.error:
         return answer
-    return replace(answer, status=state.status, error=state.error, interrupts=state.interrupts)
+    return with_run_state(answer, state)
 
 
 def pending_answer(thread_id: str, run_id: str | None, source: Source) -> FinalAnswer:

@@ -8,6 +8,8 @@ langgraph ≥ 1.0 keeps a pending node ``X`` as a ``branch:to:X`` value in
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -24,6 +26,20 @@ BRANCH_PREFIX = "branch:to:"
 JOIN_PREFIX = "join:"
 
 MAX_ERROR_MESSAGE = 2_000
+# langgraph stores a task's exception in its ``__error__`` write as its ``repr``.
+_EXCEPTION_REPR = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.DOTALL)
+# A task cancelled mid-step writes one of these: ``CancelledError`` when langgraph
+# cancels it (a sibling task failed, or the run was cancelled while its writes were
+# still being saved), ``NodeCancelledError`` when the node's own awaited call (a model
+# call) was cancelled under it.
+CANCELLED_ERRORS = frozenset(
+    {
+        "CancelledError",
+        "asyncio.CancelledError",
+        "NodeCancelledError",
+        "concurrent.futures._base.CancelledError",
+    }
+)
 
 
 class RunStatus(StrEnum):
@@ -83,6 +99,40 @@ def run_error(code: str, message: str, *, retryable: bool) -> dict[str, Any]:
     return {"code": code, "message": message[:MAX_ERROR_MESSAGE], "retryable": retryable}
 
 
+def describe_exception(value: Any) -> tuple[str | None, str]:
+    """``(type name, "Type: text")`` of an ``__error__`` write: langgraph keeps the
+    exception's ``repr`` (``RuntimeError('kaboom')``), or the exception itself."""
+    if isinstance(value, BaseException):
+        name, text = type(value).__name__, str(value)
+        return name, f"{name}: {text}" if text else name
+    raw = str(value)
+    match = _EXCEPTION_REPR.match(raw.strip())
+    if match is None:
+        return None, raw
+    name, args = match.groups()
+    try:
+        parsed = ast.literal_eval(f"({args},)") if args.strip() else ()
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return name, raw
+    if not parsed:
+        return name, name
+    if len(parsed) == 1:
+        return name, f"{name}: {parsed[0]}"
+    return name, f"{name}: {', '.join(map(str, parsed))}"
+
+
+def error_from_writes(values: Iterable[Any]) -> dict[str, Any]:
+    """The ``error`` of a run whose tasks wrote ``values`` to ``__error__``: the first
+    real failure (the tasks langgraph cancelled because of it write a
+    ``CancelledError`` of their own), else a cancellation."""
+    described = [describe_exception(value) for value in values]
+    for name, text in described:
+        if name not in CANCELLED_ERRORS:
+            return run_error("run_failed", text, retryable=False)
+    name = described[0][0] if described else None
+    return run_error("run_cancelled", f"the run was cancelled mid-step ({name})", retryable=False)
+
+
 def interrupt_entry(value: Any) -> dict[str, Any]:
     """``{id, value}`` of a langgraph ``Interrupt`` or of its JSON form."""
     if isinstance(value, Mapping):
@@ -136,9 +186,7 @@ def state_from_checkpoint(
             else:
                 resumes_by_task[task_id] = value
     if errors:
-        return RunState(
-            RunStatus.ERROR, error=run_error("run_failed", str(errors[0]), retryable=False)
-        )
+        return RunState(RunStatus.ERROR, error=error_from_writes(errors))
     waiting = [
         entry
         for task_id, entries in interrupts_by_task.items()

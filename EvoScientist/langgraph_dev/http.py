@@ -32,7 +32,12 @@ from EvoScientist.langgraph_dev.responses import (
 from EvoScientist.langgraph_dev.service import FinalAnswerService
 from EvoScientist.models import models_payload
 from EvoScientist.store.api_reader import inside_langgraph_server
-from EvoScientist.store.errors import CheckpointUnreadable, StoreUnavailable, ThreadNotFound
+from EvoScientist.store.errors import (
+    CheckpointUnreadable,
+    RunNotFound,
+    StoreUnavailable,
+    ThreadNotFound,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +136,13 @@ async def get_final_answer(request: Request) -> Response:
     except ThreadNotFound:
         return error_response(
             404, "thread_not_found", f"thread {query.thread_id!r} not found", retryable=False
+        )
+    except RunNotFound:
+        return error_response(
+            404,
+            "run_not_found",
+            f"run {query.run_id!r} not found on thread {query.thread_id!r}",
+            retryable=False,
         )
     except CheckpointUnreadable as exc:
         # One line naming the thread and the cause; the client gets the code, no internals.

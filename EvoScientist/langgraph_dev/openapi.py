@@ -14,6 +14,8 @@ from EvoScientist.langgraph_dev.params import FORMATS, MAX_ID_LENGTH, MAX_WAIT_S
 OPENAPI_PATH = "/api/openapi.json"
 
 _NULLABLE_STRING = {"type": ["string", "null"]}
+# ``error.code`` of a 200 body with ``status: "error"`` (docs/final-answer.md).
+RUN_ERROR_CODES = ("run_failed", "run_cancelled", "run_lost", "run_stopped")
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -28,6 +30,7 @@ ERROR_SCHEMA: dict[str, Any] = {
                     "type": "string",
                     "enum": [
                         "thread_not_found",
+                        "run_not_found",
                         "invalid_request",
                         "store_unavailable",
                         "checkpoint_unreadable",
@@ -79,7 +82,17 @@ FINAL_ANSWER_SCHEMA: dict[str, Any] = {
                     "type": "object",
                     "required": ["code", "message", "retryable"],
                     "properties": {
-                        "code": {"type": "string"},
+                        "code": {
+                            "type": "string",
+                            "enum": list(RUN_ERROR_CODES),
+                            "description": (
+                                "run_failed: a task raised (its type and message); "
+                                "run_cancelled: cancelled through the API, or a task "
+                                "cancelled mid-call; run_lost: nothing executes the run "
+                                "any more (its server restarted or its writer died); "
+                                "run_stopped: the run ended with work left"
+                            ),
+                        },
                         "message": {"type": "string"},
                         "retryable": {"type": "boolean"},
                     },
@@ -199,7 +212,11 @@ FINAL_ANSWER_OPERATION: dict[str, Any] = {
             "description": "If-None-Match matched: the answer has not changed",
             "headers": {"ETag": {"required": True, "schema": {"type": "string"}}},
         },
-        "404": _error("thread_not_found: no checkpoint of this agent (or user) for the thread"),
+        "404": _error(
+            "thread_not_found: no checkpoint of this agent (or user) for the thread; "
+            "run_not_found: inside the server, a run_id this server does not know on the "
+            "thread and that no checkpoint carries"
+        ),
         "422": _error("invalid_request: a malformed thread id or parameter"),
         "503": _error(
             "store_unavailable (retryable: the store could not be read in time) or "

@@ -10,12 +10,16 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from EvoScientist import settings
-from EvoScientist.answer.result import FinalAnswer, with_thread_status
+from EvoScientist.answer.result import FinalAnswer, run_state, with_run_state, with_thread_status
+from EvoScientist.answer.run_liveness import ServerRuns, Writer, judge
+from EvoScientist.answer.status import RunStatus
 from EvoScientist.store.api_reader import ApiAnswerReader, inside_langgraph_server
 from EvoScientist.store.base import CheckpointAnswerReader
-from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
+from EvoScientist.store.errors import RunNotFound, StoreUnavailable, ThreadNotFound
+from EvoScientist.store.server_runs import server_runs
 from EvoScientist.store.sqlite_reader import SqliteAnswerReader
 
 logger = logging.getLogger(__name__)
@@ -38,10 +42,16 @@ class FinalAnswerService:
         api: ApiAnswerReader | None,
         *,
         read_deadline: float = READ_DEADLINE_SECONDS,
+        shared_store: bool = False,
+        silence_bound: float | None = None,
     ) -> None:
         self.direct = direct
         self.api = api
         self.read_deadline = read_deadline
+        # Other servers write the same store (PostgreSQL): a run this server does not
+        # know may be alive on one of them.
+        self.shared_store = shared_store
+        self.silence_bound = silence_bound
 
     @classmethod
     def from_environment(cls) -> FinalAnswerService:
@@ -55,7 +65,12 @@ class FinalAnswerService:
             direct = PostgresAnswerReader(uri, settings.agent_name())
         else:
             direct = SqliteAnswerReader(settings.sessions_db_path(), settings.agent_name())
-        return cls(direct, ApiAnswerReader.for_environment(settings.fallback_api_url()))
+        return cls(
+            direct,
+            ApiAnswerReader.for_environment(settings.fallback_api_url()),
+            shared_store=uri is not None,
+            silence_bound=settings.run_silence_seconds(),
+        )
 
     async def close(self) -> None:
         if self.direct is not None:
@@ -103,13 +118,15 @@ class FinalAnswerService:
         if self.direct is not None:
             try:
                 stored = await self.direct.read(thread_id, run_id, user_id=user_id)
-                answer = with_thread_status(stored, thread_status)
+                answer = await self._judged(thread_id, run_id, stored, thread_status)
                 return answer, stored.complete and not answer.complete
             except ThreadNotFound:
                 # The server may know a thread whose first checkpoint is not written
                 # yet, or one it keeps in another store.
                 if self.api is None or (thread_status is None and inside_langgraph_server()):
                     raise
+                if user_id is not None and await self.direct.holds_thread(thread_id):
+                    raise  # its checkpoints are here, none by this user: not theirs
             except StoreUnavailable as exc:
                 direct_failure = exc
         if self.api is None:
@@ -127,7 +144,43 @@ class FinalAnswerService:
                 thread_id,
                 direct_failure,
             )
-        return answer, False
+        return await self._judged(thread_id, run_id, answer, None), False
+
+    async def _judged(
+        self, thread_id: str, run_id: str | None, answer: FinalAnswer, thread_status: str | None
+    ) -> FinalAnswer:
+        """``answer`` (from its checkpoint) as what is known of its run has it: this
+        server's runs, the checkpoint's writer, the thread's silence
+        (``EvoScientist.answer.run_liveness``). Raises ``RunNotFound`` for a run that
+        nothing knows."""
+        inside = self.api is not None and inside_langgraph_server()
+        if inside and answer.complete and thread_status != "busy":
+            return with_thread_status(answer, thread_status)  # nothing more to ask
+        server: ServerRuns | None = None
+        if inside:
+            assert self.api is not None
+            try:
+                server = await server_runs(
+                    self.api.client, thread_id, thread_status, (answer.run_id,)
+                )
+            except StoreUnavailable:
+                logger.warning("thread %s: the server's runs unavailable", thread_id)
+        if (
+            server is not None
+            and answer.status is RunStatus.PENDING
+            and run_id is not None
+            and run_id not in server.runs
+            and not self.shared_store
+        ):
+            raise RunNotFound(run_id)
+        writer = Writer(answer.run_id, answer.graph_id, _silent_for(answer.updated_at))
+        bound = self.silence_bound
+        if bound is None:
+            bound = settings.run_silence_seconds()
+        state = judge(
+            run_state(answer), writer, server, shared_store=self.shared_store, silence_bound=bound
+        )
+        return with_run_state(answer, state)
 
     async def wait(
         self,
@@ -161,3 +214,16 @@ class FinalAnswerService:
                 await self.direct.wait_for_change(thread_id, token, min(cap, remaining))
             else:
                 await asyncio.sleep(min(API_POLL_SECONDS, remaining))
+
+
+def _silent_for(updated_at: str | None) -> float | None:
+    """Seconds since a checkpoint's ``ts`` (writers stamp UTC)."""
+    if updated_at is None:
+        return None
+    try:
+        written = datetime.fromisoformat(updated_at)
+    except ValueError:
+        return None
+    if written.tzinfo is None:
+        written = written.replace(tzinfo=UTC)
+    return max(0.0, (datetime.now(UTC) - written).total_seconds())

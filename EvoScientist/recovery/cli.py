@@ -25,7 +25,7 @@ from EvoScientist.recovery.client import (
     DEFAULT_STALL_TIMEOUT,
     stream_with_recovery,
 )
-from EvoScientist.recovery.reconcile import Reconciler, ThreadGone, Unrecoverable
+from EvoScientist.recovery.reconcile import Reconciler, RunGone, ThreadGone, Unrecoverable
 
 EXIT_OK = 0
 EXIT_RUN_FAILED = 1
@@ -45,7 +45,7 @@ EXIT_CODES = f"""exit codes:
   2  bad command line
   {EXIT_INCOMPLETE}  the run was still not complete when the wait ran out
      (the answer may be partial)
-  {EXIT_UNREACHABLE}  the thread was not found, or the server could not be reached
+  {EXIT_UNREACHABLE}  the thread (or run) was not found, or the server could not be reached
      or refused the request
 Anything but 0 prints one line on stderr saying why."""
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -245,6 +245,8 @@ def main(
     command = ask if args.command == "ask" else show
     try:
         return asyncio.run(command(args, out, err))
+    except RunGone as exc:
+        err.write(f"error: {exc} not found on {args.url}\n")
     except ThreadGone as exc:
         err.write(f"error: thread {exc} not found on {args.url}\n")
     except httpx.HTTPStatusError as exc:

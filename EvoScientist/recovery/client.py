@@ -136,9 +136,12 @@ async def stream_with_recovery(
             max_wait, on_answer=lambda body: _replace_shown(show, body)
         )
     # An ``error`` event proves an ending only if the run really failed; after a
-    # server restart the resumed stream reports "Run not found" the same way.
+    # server restart the resumed stream reports "Run not found" the same way (and the
+    # route then says ``run_lost``: the run ended, the stream did not show its end).
     proved_end = stream.terminal_event == "end" or (
-        stream.terminal_event == "error" and answer.get("status") == "error"
+        stream.terminal_event == "error"
+        and answer.get("status") == "error"
+        and (answer.get("error") or {}).get("code") != "run_lost"
     )
     truncated = stream_error is not None or resumed_without_replay or not proved_end
     return {

@@ -3,7 +3,7 @@
 F2 asks ``GET /api/threads/{id}/final-answer`` for the streamed run; F3 repeats until
 ``complete`` — long-polling with ``wait=`` where the server holds the request, else
 backing off 1 s, 2 s, 4 s, then every 5 s — up to a deadline. F2a, for servers without
-the route (a 404 whose body is not ``thread_not_found``), reads ``GET
+the route (a 404 whose body names neither ``thread_not_found`` nor ``run_not_found``), reads ``GET
 /threads/{id}/state`` and applies the server's own extraction (``answer_from_state``).
 
 Right after a cut, the first request can itself fail on a pooled connection the cut
@@ -36,6 +36,11 @@ AnswerCallback = Callable[[dict[str, Any]], None]
 
 class ThreadGone(Exception):
     """The server answered that the thread does not exist: nothing to recover."""
+
+
+class RunGone(ThreadGone):
+    """The server answered that the run does not exist on the thread (``run_not_found``:
+    a wrong id, or a run a restarted server forgot before it wrote anything)."""
 
 
 class Unrecoverable(Exception):
@@ -81,8 +86,12 @@ class Reconciler:
             timeout=httpx.Timeout(10.0, read=wait + READ_MARGIN_SECONDS),
         )
         if response.status_code == 404:
-            if _error_code(response) == "thread_not_found":
+            code = _error_code(response)
+            if code == "thread_not_found":
                 raise ThreadGone(self.thread_id)
+            if code == "run_not_found":
+                self.route_available = True
+                raise RunGone(f"run {self.run_id} of thread {self.thread_id}")
             self.route_available = False
             return None
         response.raise_for_status()

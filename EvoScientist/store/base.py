@@ -9,14 +9,21 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from EvoScientist.answer.result import FinalAnswer, pending_answer, with_thread_status
-from EvoScientist.store.errors import ThreadNotFound
+from EvoScientist.answer.status import RunStatus
+from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
 from EvoScientist.store.lru import LruCache
 
 # Answers kept, by ``(thread, head)``.
 CACHE_SIZE = 1024
+# ``metadata.source`` of a checkpoint written by ``graph.aupdate_state`` (not by a run).
+UPDATE_SOURCE = "update"
+# How many tidy-up checkpoints (``aupdate_state`` after a failed run) a read looks
+# through to reach the failing run's own checkpoint. The EvoScientist TUI writes one or
+# two; a longer chain of updates is someone editing the thread, not a tidy-up.
+MAX_TIDY_UP = 8
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,10 @@ class CheckpointAnswerReader(ABC):
             return await self.head(thread_id, run_id)
         return await self.head(thread_id, run_id, user_id=user_id)
 
+    async def holds_thread(self, thread_id: str) -> bool:
+        """The store holds a checkpoint of this agent for the thread (anyone's)."""
+        return await self._head(thread_id, None, None) is not None
+
     async def read(
         self,
         thread_id: str,
@@ -107,12 +118,49 @@ class CheckpointAnswerReader(ABC):
         return await asyncio.shield(decoding)
 
     async def _decode(self, thread_id: str, head: Head) -> FinalAnswer:
-        answer = await self.answer(thread_id, head)
+        answer = await self._through_tidy_up(thread_id, await self.answer(thread_id, head))
         self.cache.put((thread_id, head), answer)
         return answer
+
+    async def _through_tidy_up(self, thread_id: str, answer: FinalAnswer) -> FinalAnswer:
+        """A turn that failed stays failed after its writer tidied up.
+
+        After a run fails, a writer may add checkpoints of its own with
+        ``aupdate_state`` (the EvoScientist TUI closes dangling tool calls and clears the
+        pending node) so the next turn starts cleanly. The newest checkpoint then looks
+        finished. Its run's outcome is on the run's last checkpoint, below the updates:
+        when that one holds the task's ``__error__`` and the updates added no answer and
+        no new question (the same answering message), the turn failed.
+
+        Read once per head (the result is cached with it), through at most
+        ``MAX_TIDY_UP`` updates.
+        """
+        if answer.status is not RunStatus.SUCCESS or answer.origin != UPDATE_SOURCE:
+            return answer
+        below = answer
+        for _ in range(MAX_TIDY_UP):
+            if below.parent_checkpoint_id is None:
+                return answer
+            try:
+                below = await self.answer(
+                    thread_id, Head(below.parent_checkpoint_id, _UNKNOWN_WRITES)
+                )
+            except StoreUnavailable:
+                return answer  # pruned or unreadable: the head is all there is
+            if below.origin != UPDATE_SOURCE:
+                break
+        else:
+            return answer
+        if below.status is not RunStatus.ERROR or below.message_id != answer.message_id:
+            return answer
+        return replace(answer, status=below.status, error=below.error)
 
     def _decoded(self, key: tuple[str, Head], done: asyncio.Future[FinalAnswer]) -> None:
         if self._decoding.get(key) is done:
             del self._decoding[key]
         if not done.cancelled():
             done.exception()  # retrieved here: every caller may have given up
+
+
+# A head read without its writes signature: never matches a prefetched row.
+_UNKNOWN_WRITES = (-1, -1)

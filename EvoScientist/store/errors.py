@@ -19,3 +19,7 @@ class CheckpointUnreadable(StoreUnavailable):
     Retrying the same read gives the same result; another path (the langgraph API) or a
     new checkpoint may still answer.
     """
+
+
+class RunNotFound(Exception):
+    """The server does not know this run on the thread, and no checkpoint carries it."""

@@ -88,4 +88,7 @@ async def saver_answer(
         checkpoint_id=checkpoint_id,
         ts=tup.checkpoint.get("ts"),
         source="checkpointer",
+        parent_checkpoint_id=(
+            tup.parent_config["configurable"].get("checkpoint_id") if tup.parent_config else None
+        ),
     )

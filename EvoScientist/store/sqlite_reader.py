@@ -440,6 +440,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             checkpoint_id=checkpoint_id,
             ts=checkpoint.get("ts"),
             source="checkpointer",
+            parent_checkpoint_id=parent_id,
         )
 
     async def _delta_entries(
