@@ -25,7 +25,6 @@ from playwright.async_api import Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from tests.jstools import REPO
-from tests.proxy import FaultProxy
 
 PAGE_SOURCE = REPO / "tests" / "browser"
 # The run's end to the page showing the route's answer: the issue's bar.
@@ -61,46 +60,6 @@ def static_site(root: Path) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-class OneRequestProxy(FaultProxy):
-    """The fault proxy, with every response saying ``Connection: close``.
-
-    The proxy picks the connections to break by their first request; a browser would
-    otherwise send a run stream on a kept-alive connection opened for another request,
-    out of the fault's reach. A CORS preflight (``OPTIONS``) is never the stream itself.
-    """
-
-    def _targets(self, first_line: bytes) -> bool:
-        return not first_line.startswith(b"OPTIONS ") and super()._targets(first_line)
-
-    async def _downstream(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        budget: int | None,
-        slot: int,
-    ) -> int:
-        if budget == 0:
-            return await super()._downstream(reader, writer, budget, slot)
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError as partial:
-            head = partial.partial
-        lines = [
-            line for line in head[:-4].split(b"\r\n") if not line.lower().startswith(b"connection:")
-        ]
-        head = b"\r\n".join([*lines, b"Connection: close"]) + b"\r\n\r\n"
-        writer.write(head)
-        await writer.drain()
-        self.stats.downstream_bytes[slot] = len(head)
-        if budget is not None and budget <= len(head):
-            await self._break(writer)
-            return len(head)
-        rest = None if budget is None else budget - len(head)
-        sent = await super()._downstream(reader, writer, rest, slot)
-        self.stats.downstream_bytes[slot] = len(head) + sent
-        return len(head) + sent
 
 
 @dataclass

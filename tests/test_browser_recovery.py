@@ -29,7 +29,6 @@ from playwright.async_api import Browser, async_playwright
 from tests import jstools
 from tests.browser_page import (
     SUBMIT,
-    OneRequestProxy,
     Shown,
     build_page,
     open_chat,
@@ -135,7 +134,7 @@ async def run_scenario(
 ) -> tuple[list[Shown], FaultProxy]:
     """Open a page through a proxy with the scenario's fault; ask ``turns`` questions."""
     context = await browser.new_context()
-    proxy = await OneRequestProxy(api.port, scenario.fault(stream_bytes)).start()
+    proxy = await jstools.OneRequestProxy(api.port, scenario.fault(stream_bytes)).start()
     try:
         page = await context.new_page()
         console: list[str] = []
@@ -192,8 +191,15 @@ async def test_the_page_shows_the_route_answer_after_every_fault(
 TABLE = os.environ.get("EVOSCIENTIST_BROWSER_TABLE")
 
 
+def _verdict(run: Shown) -> str:
+    verdict = run.verdict()
+    if not verdict.startswith("exact") and run.delay is not None:
+        verdict += f" (exact {run.delay:.1f} s after the run's end)"
+    return verdict
+
+
 def _cell(shown: list[Shown]) -> str:
-    verdicts = [run.verdict() for run in shown]
+    verdicts = [_verdict(run) for run in shown]
     if len(verdicts) == 1:
         return verdicts[0]
     return "; ".join(f"run {i}: {v}" for i, v in enumerate(verdicts, start=1))
@@ -216,7 +222,7 @@ async def test_measure_the_browser_table(
             rows[name] = {}
             for column, (hook, which) in HOOKS.items():
                 shown, _ = await run_scenario(
-                    browser, site, servers[which], scenario, hook, stream_bytes
+                    browser, site, servers[which], scenario, hook, stream_bytes, late_wait_s=10
                 )
                 rows[name][column] = _cell(shown)
                 await asyncio.sleep(0)
@@ -224,4 +230,8 @@ async def test_measure_the_browser_table(
     lines += [f"| {name} | " + " | ".join(row.values()) + " |" for name, row in rows.items()]
     Path(TABLE).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-    assert all(row["useStreamWithRecovery"] == "exact" for row in rows.values()), rows
+    for row in rows.values():
+        assert row["useStreamWithRecovery"].replace("run 1: ", "").replace("; run 2: ", "") in (
+            "exact",
+            "exactexact",
+        ), rows
