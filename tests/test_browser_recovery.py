@@ -141,14 +141,15 @@ async def run_scenario(
         page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
         await open_chat(page, site, proxy.url, hook)
         shown: list[Shown] = []
-        for turn in range(1, scenario.turns + 1):
+        for _ in range(scenario.turns):
             question = f"Browser question {next(_questions):04d}: which control group fits?"
+            runs_before = sum(run.runs for run in shown)
             await page.evaluate(SUBMIT, question)
             shown.append(
                 await shown_after_run(
                     page,
                     api.url,
-                    turn,
+                    runs_before,
                     reload_after_s=scenario.reload_after_s,
                     late_wait_s=late_wait_s,
                 )

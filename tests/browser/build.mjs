@@ -1,5 +1,7 @@
 // Bundles app.jsx with esbuild: `node build.mjs OUTDIR`. The package is resolved as an
-// app resolves it (through its package.json `exports`), from clients/js.
+// app resolves it (through its package.json `exports`): from clients/js, or — with
+// EVOSCI_PAGE_NODE_MODULES set — from an app's node_modules where its tarball was
+// installed beside the SDK, as an outside user has it.
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -7,12 +9,21 @@ import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = resolve(here, "..", "..", "clients", "js");
-const { build } = await import(join(pkg, "node_modules", "esbuild", "lib", "main.js"));
+const external = process.env.EVOSCI_PAGE_NODE_MODULES;
+const { build } = await import(
+  join(external ?? join(pkg, "node_modules"), "esbuild", "lib", "main.js")
+);
 
 const outdir = resolve(process.argv[2] ?? join(here, "dist"));
-const modules = join(mkdtempSync(join(tmpdir(), "evosci-page-")), "node_modules");
-mkdirSync(join(modules, "@evoscientist"), { recursive: true });
-symlinkSync(pkg, join(modules, "@evoscientist", "final-answer"));
+let nodePaths;
+if (external) {
+  nodePaths = [resolve(external)];
+} else {
+  const modules = join(mkdtempSync(join(tmpdir(), "evosci-page-")), "node_modules");
+  mkdirSync(join(modules, "@evoscientist"), { recursive: true });
+  symlinkSync(pkg, join(modules, "@evoscientist", "final-answer"));
+  nodePaths = [modules, join(pkg, "node_modules")];
+}
 
 await build({
   entryPoints: [join(here, "app.jsx")],
@@ -20,7 +31,7 @@ await build({
   format: "esm",
   jsx: "automatic",
   outfile: join(outdir, "app.js"),
-  nodePaths: [modules, join(pkg, "node_modules")],
+  nodePaths,
   define: { "process.env.NODE_ENV": '"production"' },
   logLevel: "warning",
 });

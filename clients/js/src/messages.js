@@ -2,7 +2,7 @@
 // a useStream app renders, keeping everything else about each message (id, tool calls,
 // reasoning blocks, metadata).
 
-import { splitThink } from "./text.js";
+import { answerText, splitThink } from "./text.js";
 
 function isTextBlock(block) {
   return typeof block === "string" || (block && block.type === "text");
@@ -88,6 +88,7 @@ export function withFinalAnswer(messages, answer) {
   if (at === -1) {
     return [...list, { type: "ai", id: answer.message_id ?? `final-answer-${answer.run_id}`, content: answer.content }];
   }
+  if (answerText(list[at].content) === answer.content) return list;
   const out = list.slice();
   out[at] = replaceText(list[at], answer.content);
   return out;

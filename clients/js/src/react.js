@@ -325,7 +325,16 @@ export function useStreamWithRecovery(options) {
     else tracker.streamEnded(base.error);
   }, [base.isLoading]);
 
-  useEffect(() => () => tracker.run?.controller.abort(), []);
+  useEffect(() => {
+    tracker.mounted = true;
+    return () => {
+      tracker.mounted = false;
+      // Not at once: StrictMode unmounts and remounts a component on the spot.
+      setTimeout(() => {
+        if (!tracker.mounted) tracker.run?.controller.abort();
+      }, 0);
+    };
+  }, []);
 
   const submit = (values, submitOptions) => {
     const requestId = newRequestId();
@@ -342,7 +351,12 @@ export function useStreamWithRecovery(options) {
 
   const final = tracker.final;
   const settled = final !== null && final.threadId === threadId && !base.isLoading;
+  let overlaid = null; // once per render: stable identities for the app's memos
   const overlay = () => {
+    overlaid ??= overlayValues();
+    return overlaid;
+  };
+  const overlayValues = () => {
     const baseValues = base.values;
     let values = settled && final.values ? { ...baseValues, ...final.values } : baseValues;
     let messages = Array.isArray(values?.[messagesKey]) ? values[messagesKey] : [];
@@ -352,7 +366,14 @@ export function useStreamWithRecovery(options) {
     values = { ...(values || {}), [messagesKey]: messages };
     return values;
   };
-  const dropped = settled && final.run.dropError !== undefined && final.answer.status !== "error";
+  // The error that ended a stream is not the run's while the route follows the run, nor
+  // once the route says it succeeded: `recovery` tells the user instead.
+  const run = tracker.run;
+  const following = tracker.recovery.status === "settling";
+  const recoveredFine =
+    tracker.recovery.status === "settled" && final !== null && final.answer.status !== "error";
+  const dropped =
+    run !== null && run.dropError !== undefined && (following || recoveredFine);
 
   return new Proxy(base, {
     get(target, prop) {
@@ -363,7 +384,7 @@ export function useStreamWithRecovery(options) {
           return overlay();
         case "error":
           // A drop the route recovered from is not the run's error.
-          return dropped && target.error === final.run.dropError ? undefined : target.error;
+          return dropped && target.error === run.dropError ? undefined : target.error;
         case "recovery":
           return tracker.recovery;
         case "submit":
