@@ -62,6 +62,11 @@ def static_site(root: Path) -> Iterator[str]:
         server.server_close()
 
 
+def squash(text: str) -> str:
+    """Runs of whitespace as one space, as the page's visible text shows them."""
+    return " ".join(text.split())
+
+
 @dataclass
 class Shown:
     """What the page showed for one run, read 1 s after the run ended."""
@@ -82,9 +87,14 @@ class Shown:
 
     @property
     def doubled(self) -> bool:
-        head = self.expected[:60]
+        head = self.head
         # Each run of the same question answers it once, in its own message.
-        return bool(head) and self.body.count(head) > self.runs
+        return bool(head) and squash(self.body).count(head) > self.runs
+
+    @property
+    def head(self) -> str:
+        """The answer's first words, spaced as the page's text shows them."""
+        return squash(self.expected)[:60]
 
     def verdict(self) -> str:
         """One cell of the measured table."""
