@@ -57,8 +57,6 @@ class RunTracker {
     this.rerender = rerender;
     this.threadId = null;
     this.run = null; // {threadId, runId, requestId, controller, streaming, dropError}
-    this.pendingRequestId = null; // set by submit, taken by the stream that starts
-    this.joinRunId = null; // set by joinStream
     this.answers = new Map(); // message id → authoritative text, for this thread
     this.final = null; // {threadId, runId, answer, messages}
     this.recovery = IDLE_RECOVERY;
@@ -90,28 +88,43 @@ class RunTracker {
     this.recovery = IDLE_RECOVERY;
   }
 
-  /** The base stream went from idle to loading: a submit, or a (re)join. */
-  streamStarted() {
+  /**
+   * A stream begins: a submit (`requestId`) or a join (`runId`), recorded before the SDK
+   * starts it, so that `onCreated` — which can come before React re-renders — finds it.
+   */
+  streamStarted({ requestId = null, runId = null } = {}) {
     if (this.run) this.run.controller.abort();
-    const requestId = this.pendingRequestId;
-    this.pendingRequestId = null;
-    let runId = this.joinRunId;
-    this.joinRunId = null;
-    if (requestId === null && runId === null && this.threadId && this.config.storage) {
-      runId = this.config.storage.getItem(rejoinKey(this.threadId)); // a mount's rejoin
-    }
     this.run = {
       threadId: this.threadId,
       runId,
       requestId,
       controller: new AbortController(),
       streaming: true,
+      loading: false,
       watching: false,
       dropError: undefined,
     };
     this.final = null;
     this.setRecovery({ status: "streaming", complete: false, recovered: false, error: null });
     if (runId) this.watch(this.run);
+  }
+
+  /** The SDK's `isLoading` changed. */
+  loadingChanged(isLoading, error) {
+    if (!isLoading) {
+      this.streamEnded(error);
+      return;
+    }
+    const run = this.run;
+    if (run && run.streaming && !run.loading) {
+      run.loading = true; // the stream submit() or joinStream() began
+      return;
+    }
+    // A stream this hook did not begin: the SDK's rejoin of the run it stored.
+    const storage = this.config.storage;
+    const runId = this.threadId && storage ? storage.getItem(rejoinKey(this.threadId)) : null;
+    this.streamStarted({ runId });
+    this.run.loading = true;
   }
 
   /** The server named the run (`onCreated`). */
@@ -321,8 +334,7 @@ export function useStreamWithRecovery(options) {
   useEffect(() => {
     if (base.isLoading === loadingRef.current) return;
     loadingRef.current = base.isLoading;
-    if (base.isLoading) tracker.streamStarted();
-    else tracker.streamEnded(base.error);
+    tracker.loadingChanged(base.isLoading, base.error);
   }, [base.isLoading]);
 
   useEffect(() => {
@@ -338,14 +350,14 @@ export function useStreamWithRecovery(options) {
 
   const submit = (values, submitOptions) => {
     const requestId = newRequestId();
-    tracker.pendingRequestId = requestId;
+    tracker.streamStarted({ requestId });
     return base.submit(values, {
       ...submitOptions,
       metadata: { ...(submitOptions?.metadata || {}), [REQUEST_ID_KEY]: requestId },
     });
   };
   const joinStream = (runId, ...rest) => {
-    tracker.joinRunId = runId;
+    tracker.streamStarted({ runId });
     return base.joinStream(runId, ...rest);
   };
 
