@@ -10,6 +10,16 @@ export class ThreadGone extends Error {
   }
 }
 
+/** The route says the run is not one of the thread's (404 `run_not_found`): final too. */
+export class RunGone extends ThreadGone {
+  constructor(threadId, runId) {
+    super(threadId);
+    this.message = `run ${JSON.stringify(runId)} of thread ${JSON.stringify(threadId)} not found`;
+    this.name = "RunGone";
+    this.runId = runId;
+  }
+}
+
 /** No answer could be read before the deadline. */
 export class Unrecoverable extends Error {
   constructor(message, cause) {

@@ -5,6 +5,7 @@
 export { accumulateEvents, createStreamAccumulator } from "./accumulate.js";
 export {
   HttpStatusError,
+  RunGone,
   StallError,
   ThreadGone,
   Unrecoverable,

@@ -1,6 +1,13 @@
 // F2/F3: ask the route (or, F2a, the raw state) until the run settles.
 
-import { HttpStatusError, ThreadGone, Unrecoverable, describe, isRetryable } from "./errors.js";
+import {
+  HttpStatusError,
+  RunGone,
+  ThreadGone,
+  Unrecoverable,
+  describe,
+  isRetryable,
+} from "./errors.js";
 import {
   CONNECT_MARGIN_MS,
   READ_MARGIN_MS,
@@ -79,7 +86,10 @@ export class Reconciler {
       CONNECT_MARGIN_MS + waitSeconds * 1000 + READ_MARGIN_MS,
     );
     if (response.status === 404) {
-      if (errorCode(response.body) === "thread_not_found") throw new ThreadGone(this.threadId);
+      // The route names what is missing; a bare 404 is a server without the route.
+      const code = errorCode(response.body);
+      if (code === "thread_not_found") throw new ThreadGone(this.threadId);
+      if (code === "run_not_found") throw new RunGone(this.threadId, this.runId);
       this.routeAvailable = false;
       return null;
     }
@@ -185,7 +195,8 @@ export async function findRun({
  * The route's final-answer object for a run once it is `complete` (F2/F3, or F2a on a
  * server without the route); at the deadline, the latest answer read (`complete: false`).
  * Network errors, timeouts and 503 are retried with a `wait=` long-poll, else backoff
- * 1 s, 2 s, 4 s, then every 5 s. Rejects with `ThreadGone` (404 `thread_not_found`),
+ * 1 s, 2 s, 4 s, then every 5 s. Rejects with `ThreadGone` (404 `thread_not_found`; its subclass `RunGone` for 404
+ * `run_not_found`),
  * `Unrecoverable` (nothing readable before the deadline) or the signal's reason.
  */
 export async function settleFinalAnswer({

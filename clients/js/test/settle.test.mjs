@@ -5,6 +5,7 @@ import { test } from "node:test";
 
 import {
   Reconciler,
+  RunGone,
   ThreadGone,
   Unrecoverable,
   backoffMs,
@@ -91,6 +92,18 @@ test("F2: a 404 with thread_not_found means the thread is gone", async () => {
   ]);
   const reconciler = new Reconciler({ url: "http://x", threadId: "t", fetchImpl, ...fakeClock() });
   await assert.rejects(reconciler.settle(10_000), ThreadGone);
+});
+
+test("F2: a 404 with run_not_found means the run is gone, not the route", async () => {
+  const { fetchImpl, calls } = mockServer([
+    [/final-answer$/, () => jsonResponse(404, { error: { code: "run_not_found" } })],
+  ]);
+  const reconciler = new Reconciler({ url: "http://x", threadId: "t", runId: "r", fetchImpl, ...fakeClock() });
+  const error = await reconciler.settle(10_000).catch((e) => e);
+  assert.ok(error instanceof RunGone, String(error));
+  assert.ok(error instanceof ThreadGone);
+  assert.equal(error.runId, "r");
+  assert.equal(calls.length, 1, "no fallback to the raw state");
 });
 
 test("F2a: a 404 without the code means an old server: read the state instead", async () => {

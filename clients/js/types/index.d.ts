@@ -110,6 +110,11 @@ export class ThreadGone extends Error {
   threadId: string;
   constructor(threadId: string);
 }
+/** 404 `run_not_found`: the run is not one of the thread's (a rolled-back run, a made-up id). */
+export class RunGone extends ThreadGone {
+  runId: string | null;
+  constructor(threadId: string, runId: string | null);
+}
 export class Unrecoverable extends Error {}
 export class HttpStatusError extends Error {
   status: number;
