@@ -9,8 +9,9 @@ STAMP := $(VENV)/.installed
 PORT ?= 2024
 # Test processes (pytest-xdist). Most tests wait on a langgraph dev server or a socket,
 # so more workers than cores pays; a module sharing a server stays on one worker
-# (tests/conftest.py). TEST_WORKERS=0 runs the suite in this process.
-TEST_WORKERS ?= 4
+# (tests/conftest.py). 3, not 4, on 2 cores: the browser and node tests time what the
+# page shows and want the CPU. TEST_WORKERS=0 runs the suite in this process.
+TEST_WORKERS ?= 3
 
 .PHONY: dev test lint install clean layer-table webui-browser-table bench
 
