@@ -6,9 +6,10 @@ Also runs on its own: ``uvicorn EvoScientist.langgraph_dev.http:app`` serves
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -18,6 +19,7 @@ from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive
 
 from EvoScientist.langgraph_dev.openapi import OPENAPI_PATH, openapi_document
 from EvoScientist.langgraph_dev.params import InvalidRequest, parse_query
@@ -32,7 +34,12 @@ from EvoScientist.langgraph_dev.responses import (
 from EvoScientist.langgraph_dev.service import FinalAnswerService
 from EvoScientist.models import models_payload
 from EvoScientist.store.api_reader import inside_langgraph_server
-from EvoScientist.store.errors import CheckpointUnreadable, StoreUnavailable, ThreadNotFound
+from EvoScientist.store.errors import (
+    CheckpointUnreadable,
+    StoreDamaged,
+    StoreUnavailable,
+    ThreadNotFound,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +110,51 @@ def _service(request: Request) -> FinalAnswerService:
     return state.final_answer_service
 
 
+# The route's methods. Inside langgraph dev a method a route lacks falls through to
+# the server's own routes and ends in a bare 404, which a client reads as "route
+# absent" (F2a): the route takes every method and refuses the others itself.
+ROUTE_METHODS = ("GET", "HEAD")
+REFUSED_METHODS = ("POST", "PUT", "DELETE", "PATCH")
+
+
+class ClientGone(Exception):
+    """The client disconnected while its request was held."""
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Return once the client has gone (the request's body, if any, is drained)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def until_client_gone(request: Request, work: Awaitable[Any]) -> Any:
+    """``work``'s result, or ``ClientGone`` as soon as the client disconnects: a held
+    request then stops at once (no further reads) instead of at the end of its wait."""
+    task = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnected(request.receive))
+    try:
+        await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not task.done():
+            task.cancel()
+    if not task.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        raise ClientGone
+    return task.result()
+
+
 async def get_final_answer(request: Request) -> Response:
+    if request.method not in ROUTE_METHODS:
+        response = error_response(
+            405,
+            "method_not_allowed",
+            f"{request.method} is not allowed here; use GET or HEAD",
+            retryable=False,
+        )
+        response.headers["Allow"] = ", ".join(ROUTE_METHODS)
+        return response
     try:
         query = parse_query(request.path_params["thread_id"], request.query_params)
     except InvalidRequest as exc:
@@ -116,21 +167,35 @@ async def get_final_answer(request: Request) -> Response:
     try:
         async with auth_context(request):
             if query.wait:
-                answer = await service.wait(
-                    query.thread_id,
-                    query.run_id,
-                    query.wait,
-                    changed=lambda a: (
-                        bool(if_none_match)
-                        and not etag_matches(if_none_match, answer_etag(a, representation))
+                answer = await until_client_gone(
+                    request,
+                    service.wait(
+                        query.thread_id,
+                        query.run_id,
+                        query.wait,
+                        changed=lambda a: (
+                            bool(if_none_match)
+                            and not etag_matches(if_none_match, answer_etag(a, representation))
+                        ),
+                        user_id=user_id,
                     ),
-                    user_id=user_id,
                 )
             else:
                 answer = await service.read(query.thread_id, query.run_id, user_id=user_id)
     except ThreadNotFound:
         return error_response(
             404, "thread_not_found", f"thread {query.thread_id!r} not found", retryable=False
+        )
+    except ClientGone:
+        # Nobody reads this; a status of its own keeps access logs truthful.
+        return Response(status_code=499)
+    except StoreDamaged as exc:
+        logger.error("thread %s: the store is damaged: %s", query.thread_id, exc)
+        return error_response(
+            503,
+            "store_damaged",
+            "the session store is damaged (not a database, or corrupt); see the server log",
+            retryable=False,
         )
     except CheckpointUnreadable as exc:
         # One line naming the thread and the cause; the client gets the code, no internals.
@@ -176,7 +241,7 @@ def create_app(service_factory: ServiceFactory = FinalAnswerService.from_environ
             Route(
                 "/api/threads/{thread_id:any_text}/final-answer",
                 get_final_answer,
-                methods=["GET"],
+                methods=[*ROUTE_METHODS, *REFUSED_METHODS],
             ),
         ],
         lifespan=lifespan,

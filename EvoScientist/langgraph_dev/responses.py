@@ -10,6 +10,7 @@ from urllib.parse import quote
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from EvoScientist.answer.result import FinalAnswer
+from EvoScientist.store.lru import LruCache
 
 NO_STORE = {"Cache-Control": "no-store"}
 
@@ -32,12 +33,22 @@ def error_response(status_code: int, code: str, message: str, *, retryable: bool
     return SafeJSONResponse(body, status_code=status_code, headers=headers)
 
 
+# Digests of recent answers. A commit wakes every long-poll of the thread with the same
+# answer object; each would otherwise serialise and hash it again.
+_digests: LruCache[int, tuple[FinalAnswer, str]] = LruCache(256)
+
+
 def answer_etag(answer: FinalAnswer, representation: str) -> str:
     """A strong validator of everything the body can show, per representation."""
-    payload = json.dumps(
-        answer.to_json(include_reasoning=True), sort_keys=True, default=str, ensure_ascii=False
-    )
-    digest = hashlib.blake2b(payload.encode("utf-8"), digest_size=12).hexdigest()
+    known = _digests.get(id(answer))
+    if known is not None and known[0] is answer:  # the entry holds it: the id is its own
+        digest = known[1]
+    else:
+        payload = json.dumps(
+            answer.to_json(include_reasoning=True), sort_keys=True, default=str, ensure_ascii=False
+        )
+        digest = hashlib.blake2b(payload.encode("utf-8"), digest_size=12).hexdigest()
+        _digests.put(id(answer), (answer, digest))
     return f'"{digest}-{representation}"'
 
 
