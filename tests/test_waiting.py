@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-import uvicorn
 from langchain_core.messages import AIMessage, HumanMessage
-from starlette.applications import Starlette
 
 from EvoScientist.langgraph_dev.http import create_app
 from EvoScientist.langgraph_dev.service import FinalAnswerService
 from EvoScientist.store.base import CheckpointAnswerReader
 from tests.seeds import SeededThread, Seeder, gated, node_graph, route, serving
-from tests.servers import free_port
+from tests.servers import listening
 
 MANY = 40
 
@@ -155,21 +152,6 @@ async def test_waiters_on_many_threads_share_one_watch_query(seeder: Seeder, bac
             gate.set()
         await run
         await service.close()
-
-
-@asynccontextmanager
-async def listening(app: Starlette) -> AsyncIterator[int]:
-    """``app`` behind a real uvicorn on a local port, in this event loop."""
-    port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    await until(lambda: server.started)
-    try:
-        yield port
-    finally:
-        server.should_exit = True
-        await task
 
 
 def serving_tasks() -> int:

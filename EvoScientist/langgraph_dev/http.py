@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive
 
+from EvoScientist.langgraph_dev import quiet_logs
 from EvoScientist.langgraph_dev.openapi import OPENAPI_PATH, openapi_document
 from EvoScientist.langgraph_dev.params import InvalidRequest, parse_query
 from EvoScientist.langgraph_dev.responses import (
@@ -247,6 +248,7 @@ def create_app(service_factory: ServiceFactory = FinalAnswerService.from_environ
         lifespan=lifespan,
     )
     app.state.service_factory = service_factory
+    quiet_logs.install()
     app.state.final_answer_service = None
     return app
 

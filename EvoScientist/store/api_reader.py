@@ -19,6 +19,7 @@ from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
 
 from EvoScientist.answer.result import FinalAnswer, pending_answer
 from EvoScientist.answer.state import answer_from_state
+from EvoScientist.langgraph_dev.quiet_logs import our_api_calls
 from EvoScientist.store import api_shapes
 from EvoScientist.store.errors import ApiInvalid, StoreUnavailable, ThreadNotFound
 
@@ -49,7 +50,8 @@ async def _call(request: Awaitable[T]) -> T:
     """One API call, its failures as this module's errors: an unknown thread, an API
     that could not be reached, or one that answered something that is not JSON."""
     try:
-        return await request
+        with our_api_calls():
+            return await request
     except UNKNOWN_THREAD:
         raise
     except (httpx.HTTPError, OSError) as exc:
