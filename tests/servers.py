@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,7 +130,9 @@ def langgraph_dev(
     auth: dict[str, Any] | None = None,
     port: int | None = None,
     env: dict[str, str] | None = None,
+    args: Sequence[str] = (),
 ) -> Iterator[DevServer]:
+    """``args``: more ``langgraph dev`` options (e.g. ``--n-jobs-per-worker 10``)."""
     workdir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
     config = write_config(
@@ -160,6 +162,7 @@ def langgraph_dev(
                 str(port),
                 "--config",
                 str(config),
+                *args,
             ],
             cwd=workdir,
             env=server_env,

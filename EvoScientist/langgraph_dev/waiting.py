@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 API_POLL_SECONDS = 0.1  # reading only through the API: no change signal, poll
-CATCH_UP_POLL_SECONDS = 0.05  # the checkpoint says done, the server still says busy
+CATCH_UP_POLL_SECONDS = 0.02  # the checkpoint says done, the server still says busy
 SERVER_STATUS_POLL_SECONDS = 2.0  # a run may end without writing: one search for all
 # A safety net under the store's change watch: a poll reads again at least this often.
 STORE_POLL_SECONDS = 30.0
