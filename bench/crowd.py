@@ -30,8 +30,11 @@ from tests.servers import DevServer, langgraph_dev
 ASSISTANT = "EvoScientist"
 WAITERS = 1_000
 THREADS = 100
-# Seconds per streamed token of the offline agent: a run of a few seconds.
-TOKEN_DELAY = "0.02"
+# Seconds per streamed token of the offline agent: runs of about 1.5 s, so that 100 of
+# them, ten at a time, end within the waiters' ``wait=30``.
+TOKEN_DELAY = "0.01"
+# After the waiters connect, before idle is measured: their first reads are done.
+SETTLE_SECONDS = 8.0
 # langgraph dev runs one run at a time unless told otherwise; a team's server runs more.
 SERVER_ARGS = ("--n-jobs-per-worker", "10")
 IDLE_WINDOW = 5.0
@@ -278,8 +281,10 @@ async def idle_and_abort(server: DevServer, report: CrowdReport) -> None:
     fds_before, rss_before = open_fds(pgid), rss_bytes(pgid)
     baseline = await cpu_share(pgid, IDLE_WINDOW)
     paths = [f"{route(t)}?wait=60" for t in threads for _ in range(WAITERS // THREADS)]
+    attach_cpu = cpu_seconds(pgid)
     loadgen = await LoadGen.hold(server.port, paths)
-    await asyncio.sleep(2.0)  # parked
+    await asyncio.sleep(SETTLE_SECONDS)  # every request parked, its first reads done
+    attach_cpu = cpu_seconds(pgid) - attach_cpu - baseline * SETTLE_SECONDS
     rss_held = rss_bytes(pgid)
     held = await cpu_share(pgid, IDLE_WINDOW)
     aborted_at = await loadgen.abort()
@@ -300,6 +305,7 @@ async def idle_and_abort(server: DevServer, report: CrowdReport) -> None:
         "baseline cpu": baseline,
         "held cpu": held,
         "rss per waiter": (rss_held - rss_before) / len(paths),
+        "attach cpu per waiter": attach_cpu / len(paths),
         "back to idle": max(busy_until - aborted_at, 0.0),
         "fds before": fds_before,
         "fds after": open_fds(pgid),

@@ -181,7 +181,9 @@ def crowd_section(report: Any) -> list[str]:
             "",
             f"- 1,000 waiters held on 100 threads with no checkpoint: the server used "
             f"{idle['held cpu'] * 100:.2f} % of a core, {idle['baseline cpu'] * 100:.2f} % "
-            f"without them; {idle['rss per waiter'] / 1024:.1f} KiB of RSS per waiter.",
+            f"without them, measured once their first reads were done (connecting and the "
+            f"first reads took {idle['attach cpu per waiter'] * 1000:.2f} ms of CPU per "
+            f"waiter); {idle['rss per waiter'] / 1024:.1f} KiB of RSS per waiter.",
             f"- All 1,000 aborted at once (RST): the server was idle again after "
             f"{idle['back to idle'] * 1000:.0f} ms; {idle['fds before']} file descriptors "
             f"before the waiters, {idle['fds after']} after.",

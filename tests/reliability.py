@@ -22,7 +22,14 @@ import pytest
 
 from EvoScientist.store import lazy
 
-ERROR_CODES = {"thread_not_found", "invalid_request", "store_unavailable", "checkpoint_unreadable"}
+ERROR_CODES = {
+    "thread_not_found",
+    "invalid_request",
+    "store_unavailable",
+    "checkpoint_unreadable",
+    "store_damaged",
+    "method_not_allowed",
+}
 # What a client must never see in an error body.
 LEAKS = ("Traceback", "database is locked", "sqlite", 'File "', ".db", "Error:")
 
