@@ -17,9 +17,9 @@ from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
 
 from EvoScientist.answer.result import FinalAnswer
-from EvoScientist.store.api_reader import inside_langgraph_server
+from EvoScientist.store.api_reader import api_thread_id, inside_langgraph_server
 from EvoScientist.store.errors import StoreUnavailable
-from EvoScientist.store.watch import ThreadWatch
+from EvoScientist.store.watch import UNSEEN, ThreadWatch
 
 if TYPE_CHECKING:
     from EvoScientist.langgraph_dev.service import FinalAnswerService
@@ -120,7 +120,7 @@ class LongPolls:
             while poll.waiters:
                 token = direct.change_token(thread_id) if direct is not None else None
                 statuses = self._status_watch()
-                status_token = statuses.token(thread_id) if statuses is not None else None
+                status_token = statuses.token(thread_id) if statuses is not None else UNSEEN
                 try:
                     self.reads += 1
                     poll.reads += 1
@@ -142,7 +142,7 @@ class LongPolls:
                 del self._polls[key]
 
     async def _until_changed(
-        self, thread_id: str, answer: FinalAnswer, token: object, status_token: Hashable
+        self, thread_id: str, answer: FinalAnswer, token: object, status_token: int
     ) -> None:
         direct = self.service.direct
         if direct is None:
@@ -158,7 +158,7 @@ class LongPolls:
                 cap = API_POLL_SECONDS
         waits = [asyncio.ensure_future(direct.wait_for_change(thread_id, token, cap))]
         statuses = self._status_watch()
-        if statuses is not None:
+        if statuses is not None and api_thread_id(thread_id):  # others: no status to watch
             waits.append(asyncio.ensure_future(statuses.wait(thread_id, status_token, cap)))
         try:
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
@@ -185,6 +185,7 @@ class LongPolls:
                 return dict(await api.thread_statuses(thread_ids))
 
             self._statuses = ThreadWatch(statuses, pause, idle_cap=SERVER_STATUS_POLL_SECONDS)
+            api.on_status = self._statuses.remember
         return self._statuses
 
     async def close(self) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import httpx
@@ -69,6 +69,9 @@ class ApiAnswerReader:
     def __init__(self, url: str | None) -> None:
         self.url = url
         self._client: LangGraphClient | None = None
+        # Told every status a read learns (the long-polls' status watch: a read's own
+        # status is then its baseline, not a change).
+        self.on_status: Callable[[str, str | None], None] | None = None
 
     @classmethod
     def for_environment(cls, url: str | None) -> ApiAnswerReader | None:
@@ -102,7 +105,10 @@ class ApiAnswerReader:
         A search selecting only the status: ``threads.get`` would also serialise the
         thread's values (its whole message list) on every poll.
         """
-        return (await self.thread_statuses([thread_id])).get(thread_id)
+        status = (await self.thread_statuses([thread_id])).get(thread_id)
+        if self.on_status is not None and api_thread_id(thread_id):
+            self.on_status(thread_id, status)
+        return status
 
     async def thread_statuses(self, thread_ids: list[str]) -> dict[str, str]:
         """The statuses of the threads the server knows among ``thread_ids``, in one

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Any
 
 from EvoScientist.store.errors import StoreUnavailable
 from EvoScientist.store.lru import LruCache
@@ -27,17 +26,23 @@ HeadsQuery = Callable[[list[str]], Awaitable[dict[str, Hashable]]]
 # Returns once the store may have changed since the call began, or after the timeout.
 NextChange = Callable[[float], Awaitable[None]]
 
-# No signature seen for a thread yet: a wait returns after the first check that
-# includes it, so a change between the caller's read and that check is never missed.
-UNSEEN: Any = object()
+# A thread no check or read has seen (or one forgotten): its token.
+UNSEEN = -1
 
 
 class ThreadWatch:
+    """Each thread's last signature and a generation that moves whenever a new one is
+    seen. A caller takes ``token`` before its read and waits on it after: a new
+    signature seen since (by a check, or by another read) wakes it at once. The first
+    signature a read reports is the baseline, not a change (its caller read that very
+    state); the first one a check finds is a change (nobody knows what the caller read).
+    """
+
     def __init__(self, heads: HeadsQuery, next_change: NextChange, *, idle_cap: float) -> None:
         self._heads = heads
         self._next_change = next_change
         self._idle_cap = idle_cap
-        self._seen: LruCache[str, Hashable] = LruCache(KNOWN_SIGNATURES)
+        self._seen: LruCache[str, tuple[Hashable, int]] = LruCache(KNOWN_SIGNATURES)
         self._waiters: dict[str, int] = {}
         self._checked: dict[str, asyncio.Future[None]] = {}
         self._task: asyncio.Task[None] | None = None
@@ -47,17 +52,42 @@ class ThreadWatch:
         # will show up as a change; otherwise nothing will, and callers must poll.
         self.readable: bool | None = None
 
-    def token(self, thread_id: str) -> Hashable:
-        return self._seen.get(thread_id, UNSEEN)
+    def token(self, thread_id: str) -> int:
+        return self._generation(thread_id)
+
+    def seen(self, thread_id: str) -> Hashable:
+        """The thread's last signature (``None``: no checkpoint), else ``UNSEEN``."""
+        known = self._seen.get(thread_id)
+        return UNSEEN if known is None else known[0]
+
+    def _generation(self, thread_id: str) -> int:
+        known = self._seen.get(thread_id)
+        return UNSEEN if known is None else known[1]
 
     def remember(self, thread_id: str, signature: Hashable) -> None:
-        """A read saw this signature: the token of the caller's next wait."""
-        self._seen.put(thread_id, signature)
+        """A read saw this signature."""
+        self._record(thread_id, signature, first=0)
 
-    async def wait(self, thread_id: str, since: Hashable, timeout: float) -> None:
-        """Return once the thread's signature differs from ``since`` (at once if a read
-        already saw another one), or after ``timeout`` seconds."""
-        if since is not UNSEEN and self._seen.get(thread_id, UNSEEN) != since:
+    def _record(self, thread_id: str, signature: Hashable, *, first: int) -> None:
+        known = self._seen.get(thread_id)
+        if known is None:
+            self._seen.put(thread_id, (signature, first))
+        elif known[0] != signature:
+            self._seen.put(thread_id, (signature, known[1] + 1))
+
+    def _moved(self, thread_id: str, since: int) -> bool | None:
+        """Whether the thread changed since the token; None while nothing is known."""
+        current = self._generation(thread_id)
+        if since != UNSEEN:
+            return current != since
+        if current == UNSEEN:
+            return None
+        return current != 0  # 0: only the caller's own read has reported it
+
+    async def wait(self, thread_id: str, since: int, timeout: float) -> None:
+        """Return once a signature other than the one at ``since`` (a ``token``) is seen
+        (at once if it already was), or after ``timeout`` seconds."""
+        if self._moved(thread_id, since):
             return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
@@ -75,9 +105,8 @@ class ThreadWatch:
                 await asyncio.wait((checked,), timeout=remaining)
                 if not checked.done():
                     return  # time is up
-                current = self._seen.get(thread_id, UNSEEN)
-                if since is UNSEEN or current != since:
-                    return
+                if self._moved(thread_id, since) is not False:
+                    return  # moved, or a first check found it: the caller reads again
         finally:
             self._waiters[thread_id] -= 1
             if not self._waiters[thread_id]:
@@ -99,7 +128,7 @@ class ThreadWatch:
             if heads is not None:
                 self.readable = True
                 for thread_id in thread_ids:
-                    self._seen.put(thread_id, heads.get(thread_id))
+                    self._record(thread_id, heads.get(thread_id), first=1)
                     checked = self._checked.pop(thread_id, None)
                     if checked is not None and not checked.done():
                         checked.set_result(None)
