@@ -3,6 +3,7 @@ shape, and the route's normal outcomes leave the server's log quiet."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import Iterator
@@ -57,6 +58,12 @@ async def test_normal_outcomes_log_nothing_above_debug(server: DevServer) -> Non
         held = await http.get(route(thread_id), params={"wait": "0.5"})
         assert held.status_code == 200
         assert (await http.head(route(thread_id))).status_code == 200
+    # A held request whose client leaves (a closed tab) is as normal.
+    _, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(f"GET {route(thread_id)}?wait=30 HTTP/1.1\r\nHost: t\r\n\r\n".encode())
+    await writer.drain()
+    await asyncio.sleep(0.5)
+    writer.transport.abort()
     time.sleep(0.5)  # the last lines flushed
     lines = [ANSI.sub("", line) for line in server.log()[start:].splitlines()]
     noisy = [

@@ -118,14 +118,21 @@ ROUTE_METHODS = ("GET", "HEAD")
 REFUSED_METHODS = ("POST", "PUT", "DELETE", "PATCH")
 
 
+# The access log's word for a request whose client left first (nginx's convention).
+CLIENT_GONE_STATUS = 499
+
+
 class ClientGone(Exception):
     """The client disconnected while its request was held."""
 
 
 async def _disconnected(receive: Receive) -> None:
     """Return once the client has gone (the request's body, if any, is drained)."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
+    try:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+    except Exception:  # a server that cannot receive any more has lost its client too
+        return
 
 
 async def until_client_gone(request: Request, work: Awaitable[Any]) -> Any:
@@ -189,7 +196,7 @@ async def get_final_answer(request: Request) -> Response:
         )
     except ClientGone:
         # Nobody reads this; a status of its own keeps access logs truthful.
-        return Response(status_code=499)
+        return Response(status_code=CLIENT_GONE_STATUS)
     except StoreDamaged as exc:
         logger.error("thread %s: the store is damaged: %s", query.thread_id, exc)
         return error_response(

@@ -1,4 +1,5 @@
-"""Normal outcomes of the route log nothing above DEBUG inside ``langgraph dev``.
+"""Normal outcomes of the route log nothing above DEBUG inside ``langgraph dev``
+(200, 304, 404, 422, and 499 for a held request whose client left).
 
 Two sources would otherwise write a line per request, which anyone could use to flood
 the log: the server's access log, which logs every 4xx as a WARNING (a 404 for an
@@ -16,7 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 ROUTE_SUFFIX = "/final-answer"
-NORMAL_STATUSES = frozenset({200, 304, 404, 422})
+# 499: the client left a held request (a closed tab), as normal as the others.
+NORMAL_STATUSES = frozenset({200, 304, 404, 422, 499})
 # The logger langgraph-api hands its access-log middleware (its server module's).
 ACCESS_LOGGER = "langgraph_api.server"
 HTTPX_LOGGER = "httpx"
