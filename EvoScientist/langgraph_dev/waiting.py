@@ -59,6 +59,7 @@ class LongPolls:
         self.service = service
         self._polls: dict[PollKey, _Poll] = {}
         self._statuses: ThreadWatch | None = None
+        self._lagging = 0  # polls waiting for the server's status to catch up
         self.reads = 0  # answer reads run by polls (for tests and benchmarks)
 
     @property
@@ -134,7 +135,7 @@ class LongPolls:
                 if answer.complete:
                     return
                 if server_lags:
-                    await asyncio.sleep(CATCH_UP_POLL_SECONDS)
+                    await self._until_server_catches_up(thread_id, status_token)
                 else:
                     await self._until_changed(thread_id, answer, token, status_token)
         finally:
@@ -166,6 +167,20 @@ class LongPolls:
             for waiting in waits:
                 waiting.cancel()
 
+    async def _until_server_catches_up(self, thread_id: str, status_token: int) -> None:
+        """The checkpoint says the run is over, the server still says busy (it flips a
+        moment later): the status watch checks every lagging thread in one search every
+        ``CATCH_UP_POLL_SECONDS`` meanwhile, and wakes the polls whose status moved."""
+        statuses = self._status_watch()
+        if statuses is None:  # pragma: no cover - a lag needs the server's status
+            await asyncio.sleep(CATCH_UP_POLL_SECONDS)
+            return
+        self._lagging += 1
+        try:
+            await statuses.wait(thread_id, status_token, SERVER_STATUS_POLL_SECONDS)
+        finally:
+            self._lagging -= 1
+
     def _status_watch(self) -> ThreadWatch | None:
         """Inside the server: the status of every waited-on thread, one search for all
         every ``SERVER_STATUS_POLL_SECONDS`` (a run may end without writing)."""
@@ -175,7 +190,10 @@ class LongPolls:
         if self._statuses is None:
 
             async def pause(timeout: float) -> None:
-                await asyncio.sleep(SERVER_STATUS_POLL_SECONDS)
+                lagging = self._lagging > 0
+                await asyncio.sleep(
+                    CATCH_UP_POLL_SECONDS if lagging else SERVER_STATUS_POLL_SECONDS
+                )
 
             async def statuses(thread_ids: list[str]) -> dict[str, Hashable]:
                 # Shared by every caller's polls: asked as the server itself, not as
