@@ -188,14 +188,22 @@ async def start_runs(sdk: Any, threads: list[str], first: int) -> list[dict[str,
     )
 
 
-async def finish(sdk: Any, http: httpx.AsyncClient, runs: list[dict[str, Any]]) -> list[float]:
-    """Wait for every run (its status, every 250 ms); each run's final checkpoint time."""
+async def finish(
+    sdk: Any, http: httpx.AsyncClient, runs: list[dict[str, Any]]
+) -> tuple[list[float], list[float]]:
+    """Wait for every run (its status, every 250 ms); each run's final checkpoint time,
+    and how long after it the server marked the run done (until then the route must say
+    not complete: the server's status wins)."""
     pending = list(runs)
+    ended: dict[str, float] = {}
     while pending:
         await asyncio.sleep(0.25)
         states = await asyncio.gather(
             *(sdk.runs.get(run["thread_id"], run["run_id"]) for run in pending)
         )
+        for state in states:
+            if state["status"] not in ("pending", "running"):
+                ended[state["run_id"]] = stamp(state["updated_at"])
         pending = [
             run
             for run, state in zip(pending, states, strict=True)
@@ -207,7 +215,8 @@ async def finish(sdk: Any, http: httpx.AsyncClient, runs: list[dict[str, Any]]) 
         body = response.json()
         assert body["complete"] and body["status"] == "success", body
         completed.append(stamp(body["completed_at"]))
-    return completed
+    lags = [ended[run["run_id"]] - at for run, at in zip(runs, completed, strict=True)]
+    return completed, lags
 
 
 async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int) -> dict[str, Any]:
@@ -245,23 +254,33 @@ async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int)
                 for _ in range(per_thread)
             ]
             loadgen = await LoadGen.hold(server.port, paths)
-        completed = await finish(sdk, http, runs)
+        completed, lags = await finish(sdk, http, runs)
         results = await loadgen.results() if loadgen is not None else []
     await sdk.aclose()
     started = min(stamp(run["created_at"]) for run in runs)
-    measured: dict[str, Any] = {"wall": max(completed) - started}
+    measured: dict[str, Any] = {
+        "wall": max(completed) - started,
+        "server lag p50": percentile(lags, 0.5),
+        "server lag p99": percentile(lags, 0.99),
+    }
     if results:
         index = {run["thread_id"]: i for i, run in enumerate(runs)}
         done = {run["thread_id"]: at for run, at in zip(runs, completed, strict=True)}
-        wakes, right = [], 0
+        wakes, right, wrong, unfinished = [], 0, 0, 0
         for path, result in zip(paths, results, strict=True):
             thread_id = path.split("/")[3]
             if result["status"] == 200 and result.get("complete"):
-                right += result["content"] == expected(first + index[thread_id])
+                ok = result["content"] == expected(first + index[thread_id])
+                right += ok
+                wrong += not ok
                 wakes.append(result["received"] - done[thread_id])
+            else:
+                unfinished += 1
         measured.update(
             answers=len(results),
             right=right,
+            wrong=wrong,  # complete, with another answer
+            unfinished=unfinished,  # not complete when the wait ran out (or an error)
             wake_p50=percentile(wakes, 0.5) if wakes else float("nan"),
             wake_p99=percentile(wakes, 0.99) if wakes else float("nan"),
         )
