@@ -37,6 +37,9 @@ TOKEN_DELAY = "0.01"
 SETTLE_SECONDS = 8.0
 # langgraph dev runs one run at a time unless told otherwise; a team's server runs more.
 SERVER_ARGS = ("--n-jobs-per-worker", "10")
+# Waiters on 100 threads hold their longest allowed wait: the last of 100 runs, ten at
+# a time, may end past 30 s on a loaded machine (a WebUI would simply poll again).
+WAIT = 60
 IDLE_WINDOW = 5.0
 ABORT_SAMPLE = 0.2
 # Busy after an abort: more than two clock ticks of CPU in a sample.
@@ -238,7 +241,7 @@ async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int)
         loadgen: LoadGen | None = None
         paths: list[str] = []
         if with_waiters and kind == "fresh":
-            paths = [f"{route(t)}?wait=30" for t in threads for _ in range(per_thread)]
+            paths = [f"{route(t)}?wait={WAIT}" for t in threads for _ in range(per_thread)]
             loadgen = await LoadGen.hold(server.port, paths)
             await asyncio.sleep(1.0)  # every request parked
         runs = await start_runs(sdk, threads, first)
@@ -249,7 +252,7 @@ async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int)
             loadgen = await LoadGen.hold(server.port, paths)
         elif with_waiters and kind == "spread":
             paths = [
-                f"{route(run['thread_id'])}?run_id={run['run_id']}&wait=30"
+                f"{route(run['thread_id'])}?run_id={run['run_id']}&wait={WAIT}"
                 for run in runs
                 for _ in range(per_thread)
             ]

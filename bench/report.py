@@ -88,8 +88,8 @@ def targets(report: Any) -> list[tuple[str, str, bool]]:
 
 CROWD_KINDS = {
     "one": "1,000 held `wait=30` polls on one running thread",
-    "spread": "1,000 waiters over 100 threads (by `run_id`)",
-    "fresh": "1,000 waiters over 100 threads with no checkpoint yet",
+    "spread": "1,000 `wait=60` waiters over 100 threads (by `run_id`)",
+    "fresh": "1,000 `wait=60` waiters over 100 threads with no checkpoint yet",
 }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING
 
 from EvoScientist.answer.result import FinalAnswer
@@ -59,7 +59,7 @@ class LongPolls:
         self.service = service
         self._polls: dict[PollKey, _Poll] = {}
         self._statuses: ThreadWatch | None = None
-        self._lagging = 0  # polls waiting for the server's status to catch up
+        self._catch_up: ThreadWatch | None = None
         self.reads = 0  # answer reads run by polls (for tests and benchmarks)
 
     @property
@@ -122,6 +122,8 @@ class LongPolls:
                 token = direct.change_token(thread_id) if direct is not None else None
                 statuses = self._status_watch()
                 status_token = statuses.token(thread_id) if statuses is not None else UNSEEN
+                catch_up = self._catch_up
+                catch_up_token = catch_up.token(thread_id) if catch_up is not None else UNSEEN
                 try:
                     self.reads += 1
                     poll.reads += 1
@@ -135,7 +137,7 @@ class LongPolls:
                 if answer.complete:
                     return
                 if server_lags:
-                    await self._until_server_catches_up(thread_id, status_token)
+                    await self._until_server_catches_up(thread_id, catch_up_token)
                 else:
                     await self._until_changed(thread_id, answer, token, status_token)
         finally:
@@ -167,33 +169,23 @@ class LongPolls:
             for waiting in waits:
                 waiting.cancel()
 
-    async def _until_server_catches_up(self, thread_id: str, status_token: int) -> None:
+    async def _until_server_catches_up(self, thread_id: str, token: int) -> None:
         """The checkpoint says the run is over, the server still says busy (it flips a
-        moment later): the status watch checks every lagging thread in one search every
-        ``CATCH_UP_POLL_SECONDS`` meanwhile, and wakes the polls whose status moved."""
-        statuses = self._status_watch()
-        if statuses is None:  # pragma: no cover - a lag needs the server's status
+        moment later): one search every ``CATCH_UP_POLL_SECONDS`` reads the status of
+        every thread in that state, and wakes the polls whose status moved."""
+        if self._status_watch() is None or self._catch_up is None:  # pragma: no cover
             await asyncio.sleep(CATCH_UP_POLL_SECONDS)
             return
-        self._lagging += 1
-        try:
-            await statuses.wait(thread_id, status_token, SERVER_STATUS_POLL_SECONDS)
-        finally:
-            self._lagging -= 1
+        await self._catch_up.wait(thread_id, token, SERVER_STATUS_POLL_SECONDS)
 
     def _status_watch(self) -> ThreadWatch | None:
         """Inside the server: the status of every waited-on thread, one search for all
-        every ``SERVER_STATUS_POLL_SECONDS`` (a run may end without writing)."""
+        every ``SERVER_STATUS_POLL_SECONDS`` (a run may end without writing); and a
+        faster one for the threads whose server lags their final checkpoint."""
         api = self.service.api
         if api is None or not inside_langgraph_server():
             return None
         if self._statuses is None:
-
-            async def pause(timeout: float) -> None:
-                lagging = self._lagging > 0
-                await asyncio.sleep(
-                    CATCH_UP_POLL_SECONDS if lagging else SERVER_STATUS_POLL_SECONDS
-                )
 
             async def statuses(thread_ids: list[str]) -> dict[str, Hashable]:
                 # Shared by every caller's polls: asked as the server itself, not as
@@ -202,8 +194,25 @@ class LongPolls:
                 _as_server()
                 return dict(await api.thread_statuses(thread_ids))
 
-            self._statuses = ThreadWatch(statuses, pause, idle_cap=SERVER_STATUS_POLL_SECONDS)
-            api.on_status = self._statuses.remember
+            def every(seconds: float) -> Callable[[float], Awaitable[None]]:
+                async def pause(timeout: float) -> None:
+                    await asyncio.sleep(seconds)
+
+                return pause
+
+            self._statuses = ThreadWatch(
+                statuses, every(SERVER_STATUS_POLL_SECONDS), idle_cap=SERVER_STATUS_POLL_SECONDS
+            )
+            self._catch_up = ThreadWatch(
+                statuses, every(CATCH_UP_POLL_SECONDS), idle_cap=CATCH_UP_POLL_SECONDS
+            )
+            watches = (self._statuses, self._catch_up)
+
+            def observed(thread_id: str, status: str | None) -> None:
+                for watch in watches:
+                    watch.remember(thread_id, status)
+
+            api.on_status = observed
         return self._statuses
 
     async def close(self) -> None:
@@ -211,8 +220,9 @@ class LongPolls:
             if poll.task is not None:
                 poll.task.cancel()
         self._polls.clear()
-        if self._statuses is not None:
-            await self._statuses.close()
+        for watch in (self._statuses, self._catch_up):
+            if watch is not None:
+                await watch.close()
 
 
 def _as_server() -> None:
