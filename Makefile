@@ -36,7 +36,7 @@ clean:
 layer-table: $(STAMP)
 	EVOSCIENTIST_LAYER_TABLE=docs/webui-layer-table.md $(BIN)/python -m pytest -q tests/test_recovery_layers.py
 
-# Timings, not tests: medians side by side, written to docs/benchmarks.md (~20 min).
+# Timings, not tests: medians side by side, written to docs/benchmarks.md (~10 min).
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,bench]"
 	$(BIN)/python -m bench

@@ -189,7 +189,9 @@ def crowd_section(report: Any) -> list[str]:
             f"{idle['held cpu'] * 100:.2f} % of a core, {idle['baseline cpu'] * 100:.2f} % "
             f"without them, measured once their first reads were done (connecting and the "
             f"first reads took {idle['attach cpu per waiter'] * 1000:.2f} ms of CPU per "
-            f"waiter); {idle['rss per waiter'] / 1024:.1f} KiB of RSS per waiter.",
+            f"waiter); RSS grew by {idle['rss per waiter'] / 1024:.1f} KiB per waiter (the "
+            "server reuses memory the earlier scenarios freed first, so a figure near zero "
+            "means no growth that stands out of that).",
             f"- All 1,000 aborted at once (RST): the server was idle again after "
             f"{idle['back to idle'] * 1000:.0f} ms; {idle['fds before']} file descriptors "
             f"before the waiters, {idle['fds after']} after.",
