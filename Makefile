@@ -55,7 +55,7 @@ layer-table: $(STAMP)
 webui-browser-table: $(STAMP) $(JS_STAMP)
 	EVOSCIENTIST_BROWSER_TABLE=docs/webui-browser-table.md $(BIN)/python -m pytest -q tests/test_browser_recovery.py -k measure
 
-# Timings, not tests: medians side by side, written to docs/benchmarks.md (~15 min).
+# Timings, not tests: medians side by side, written to docs/benchmarks.md (~10 min).
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,bench]"
 	$(BIN)/python -m bench

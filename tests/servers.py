@@ -7,6 +7,7 @@ the repository.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -15,14 +16,16 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+import uvicorn
 from langgraph_sdk import get_client
+from starlette.applications import Starlette
 
 REPO = Path(__file__).resolve().parents[1]
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
@@ -145,10 +148,9 @@ def langgraph_dev(
     auth: dict[str, Any] | None = None,
     port: int | None = None,
     env: dict[str, str] | None = None,
-    jobs: int | None = None,
+    args: Sequence[str] = (),
 ) -> Iterator[DevServer]:
-    """``jobs``: runs executed at once (``--n-jobs-per-worker``; langgraph dev's default
-    is 1, queueing the rest)."""
+    """``args``: more ``langgraph dev`` options (e.g. ``--n-jobs-per-worker 10``)."""
     workdir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
     config = write_config(
@@ -179,7 +181,7 @@ def langgraph_dev(
                 str(port),
                 "--config",
                 str(config),
-                *(["--n-jobs-per-worker", str(jobs)] if jobs else []),
+                *args,
             ],
             cwd=workdir,
             env=server_env,
@@ -202,3 +204,19 @@ async def new_thread(url: str) -> str:
         return (await client.threads.create())["thread_id"]
     finally:
         await client.aclose()
+
+
+@asynccontextmanager
+async def listening(app: Starlette) -> AsyncIterator[int]:
+    """``app`` behind a real uvicorn on a local port, in this event loop."""
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        await task

@@ -50,7 +50,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
         root / "work",
         root / "data",
         env={"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0.01"},
-        jobs=CONCURRENT_CASES,
+        args=("--n-jobs-per-worker", str(CONCURRENT_CASES)),
     ) as dev:
         yield dev
 
