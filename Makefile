@@ -7,6 +7,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 2024
+# Test processes (pytest-xdist). Most tests wait on a langgraph dev server or a socket,
+# so more workers than cores pays; a module sharing a server stays on one worker
+# (tests/conftest.py). 3, not 4, on 2 cores: the browser and node tests time what the
+# page shows and want the CPU. TEST_WORKERS=0 runs the suite in this process.
+TEST_WORKERS ?= 3
 
 .PHONY: dev test lint install clean layer-table webui-browser-table bench
 
@@ -33,7 +38,7 @@ dev: $(STAMP)
 
 test: $(STAMP) $(JS_STAMP)
 	$(BIN)/ruff check EvoScientist tests
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check EvoScientist tests
