@@ -175,3 +175,20 @@ async def test_api_only_waiters_share_one_poll(tmp_path: Path) -> None:
     assert {r.json()["status"] for r in responses} == {"running"}
     # One poll every 100 ms for about a second; twenty separate polls would be ~200.
     assert api.calls["state"] <= 20, api.calls
+
+
+async def test_a_fallback_api_that_holds_the_run_vouches_for_it(tmp_path: Path) -> None:
+    """The state was written months ago, past the silence bound. A fallback API that
+    says the thread is busy still runs it, so it is not lost; one that says idle
+    stopped it with work left."""
+    busy, idle = FakeApi(), FakeApi()
+    idle.thread = lambda: JSONResponse(thread_record("idle"))
+    for api in (busy, idle):
+        api.state = lambda: JSONResponse(running_state(created_at="2026-01-01T00:00:00+00:00"))
+    async with fallback_app(tmp_path, busy) as client:
+        assert (await client.get(route(THREAD))).json()["status"] == "running"
+    async with fallback_app(tmp_path, idle) as client:
+        body = (await client.get(route(THREAD))).json()
+    assert body["status"] == "error", body
+    assert body["error"]["code"] == "run_stopped"
+    assert body["content"] == "partial answer"

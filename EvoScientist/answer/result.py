@@ -38,6 +38,8 @@ class FinalAnswer:
     graph_id: str | None = field(default=None, compare=False)
     origin: str | None = field(default=None, compare=False)  # metadata.source
     parent_checkpoint_id: str | None = field(default=None, compare=False)
+    # A server said the thread is ``busy`` when it was read: it vouches for the run.
+    server_busy: bool = field(default=False, compare=False)
 
     @property
     def complete(self) -> bool:
@@ -124,6 +126,7 @@ def answer_from_checkpoint(
         graph_id=str(graph_id) if graph_id is not None else None,
         origin=str(origin) if origin is not None else None,
         parent_checkpoint_id=parent_checkpoint_id,
+        server_busy=thread_status == "busy",
     )
 
 

@@ -152,6 +152,10 @@ class FinalAnswerService:
         inside = self.api is not None and inside_langgraph_server()
         if inside and answer.complete and thread_status != "busy":
             return with_thread_status(answer, thread_status)  # nothing more to ask
+        if not inside and answer.server_busy:
+            # Read through a fallback API that holds the run as executing: however
+            # long it has been silent, that server vouches for it.
+            return answer
         server: ServerRuns | None = None
         if inside:
             assert self.api is not None
