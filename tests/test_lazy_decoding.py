@@ -132,3 +132,57 @@ def test_replay_matches_the_reducer_on_ids() -> None:
     hook = serde._unpack_ext_hook
     built = [entry.build(hook) for entry in replayed]
     assert [(m.id, m.content) for m in built] == [(m.id, m.content) for m in expected]
+
+
+@pytest.mark.parametrize(
+    "writes",
+    [
+        [[AIMessage("tail", id="new-1")], [HumanMessage("q2", id="new-2")]],
+        [[AIMessage("new", id=f"a-{'x' * 40}")], [AIMessage("tail", id="new-1")]],
+        [["remove", f"g-{'y' * 300}"], [AIMessage("tail")]],
+        [[AIMessage("again", id="h")], ["remove", "new-1"]],
+    ],
+    ids=["appends", "replaces-str8-id", "removes-str16-id", "replaces-fixstr-id"],
+)
+def test_replay_over_a_snapshot_matches_the_reducer(writes: list) -> None:
+    """A real DeltaChannel snapshot (ids of every msgpack string width): the replay
+    that skips indexing the snapshot for ids it cannot hold folds as the reducer does."""
+    from langchain_core.messages import RemoveMessage
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from langgraph.checkpoint.serde.types import _DeltaSnapshot
+    from langgraph.graph.message import _messages_delta_reducer
+
+    serde = JsonPlusSerializer()
+    seed = [
+        HumanMessage("q", id="h"),
+        AIMessage("old", id=f"a-{'x' * 40}"),
+        AIMessage("gone", id=f"g-{'y' * 300}"),
+        AIMessage("", id="t", tool_calls=[{"name": "f", "args": {}, "id": "new-2"}]),
+    ]
+    batches = [[RemoveMessage(id=w[1])] if w and w[0] == "remove" else w for w in writes]
+    expected = _messages_delta_reducer(seed, batches)
+    packed = lazy.parse(serde.dumps_typed({"messages": _DeltaSnapshot(seed)})[1])["messages"]
+    snapshot = lazy.seed_of(packed)
+    assert snapshot.raw is not None
+    replayed = lazy.replay(
+        snapshot,
+        [lazy.write_entries(lazy.parse(serde.dumps_typed(batch)[1])) for batch in batches],
+    )
+    built = [lazy.entry(item).build(serde._unpack_ext_hook) for item in replayed]
+    assert [(m.id, m.content) for m in built] == [(m.id, m.content) for m in expected]
+
+
+def test_a_snapshot_is_not_indexed_for_new_ids() -> None:
+    """Every ordinary step adds messages with new ids: the snapshot's entries stay
+    unpeeked (its id index is what made a cold first read cost ~390 ms at 10,000)."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+    serde = JsonPlusSerializer()
+    seed = [AIMessage(f"m{i}", id=f"id-{i}") for i in range(50)]
+    packed = lazy.parse(serde.dumps_typed(_DeltaSnapshot(seed))[1])
+    snapshot = lazy.seed_of(packed)
+    write = lazy.write_entries(lazy.parse(serde.dumps_typed([AIMessage("n", id="fresh")])[1]))
+    assert len(lazy.replay(snapshot, [write])) == 51
+    assert snapshot._index is None
+    assert lazy.packed_ids(snapshot.raw or b"") >= {f"id-{i}".encode() for i in range(50)}
