@@ -4,14 +4,16 @@ full decode (``lazy.Unexpected``) for the shapes it leaves alone."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
+from EvoScientist.answer.result import FinalAnswer
 from EvoScientist.store import lazy
+from EvoScientist.store.base import CheckpointAnswerReader
+from EvoScientist.store.postgres_reader import PostgresAnswerReader
 from EvoScientist.store.sqlite_reader import SqliteAnswerReader
-from tests.seeds import AGENT_NAME, SeededThread, Seeder
+from tests.seeds import SeededThread, Seeder, Store
 
 
 async def root_checkpoint_ids(seeder: Seeder, thread: SeededThread) -> list[str]:
@@ -19,20 +21,38 @@ async def root_checkpoint_ids(seeder: Seeder, thread: SeededThread) -> list[str]
     return [tup.checkpoint["id"] async for tup in seeder.saver.alist(config)]
 
 
+async def decode_both(
+    reader: CheckpointAnswerReader, thread_id: str, checkpoint_id: str
+) -> tuple[FinalAnswer, FinalAnswer | None]:
+    """(the saver's full decode, the lazy decode or None when it hands over)."""
+    if isinstance(reader, SqliteAnswerReader):
+        saver = await reader._open()
+        full = await reader.full_answer(saver, thread_id, checkpoint_id)
+        try:
+            return full, await reader.lazy_answer(saver, thread_id, checkpoint_id)
+        except lazy.Unexpected:
+            return full, None
+    assert isinstance(reader, PostgresAnswerReader)
+    async with reader._connection() as conn, conn.transaction():
+        pg_saver = AsyncPostgresSaver(conn)
+        full = await reader.full_answer(pg_saver, thread_id, checkpoint_id)
+        try:
+            return full, await reader.lazy_answer(pg_saver, thread_id, checkpoint_id)
+        except lazy.Unexpected:
+            return full, None
+
+
 async def compare_every_checkpoint(
-    db_path: Path, seeder: Seeder, threads: list[SeededThread]
+    store: Store, seeder: Seeder, threads: list[SeededThread]
 ) -> tuple[int, int]:
     """(checkpoints decoded lazily, checkpoints handed to the full decode)."""
-    reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    reader = store.reader()
     lazily = handed_over = 0
     try:
-        saver = await reader._open()
         for thread in threads:
             for checkpoint_id in await root_checkpoint_ids(seeder, thread):
-                full = await reader.full_answer(saver, thread.thread_id, checkpoint_id)
-                try:
-                    fast = await reader.lazy_answer(saver, thread.thread_id, checkpoint_id)
-                except lazy.Unexpected:
+                full, fast = await decode_both(reader, thread.thread_id, checkpoint_id)
+                if fast is None:
                     handed_over += 1
                     continue
                 assert fast == full, (thread.label, checkpoint_id)
@@ -42,33 +62,37 @@ async def compare_every_checkpoint(
     return lazily, handed_over
 
 
+@pytest.mark.backends("sqlite", "postgres")
 async def test_every_scenario_decodes_the_same(
-    db_path: Path, seeder: Seeder, scenario_threads: list[SeededThread]
+    store: Store, seeder: Seeder, scenario_threads: list[SeededThread]
 ) -> None:
-    lazily, _ = await compare_every_checkpoint(db_path, seeder, scenario_threads)
+    lazily, _ = await compare_every_checkpoint(store, seeder, scenario_threads)
     assert lazily >= 40  # the lazy path is the one that ran, not the fallback
 
 
+@pytest.mark.backends("sqlite", "postgres")
 @pytest.mark.parametrize("turns", [1, 5, 9])
 async def test_delta_channel_between_and_at_snapshots(
-    db_path: Path, seeder: Seeder, turns: int
+    store: Store, seeder: Seeder, turns: int
 ) -> None:
     thread = await seeder.chat([f"answer {i}" for i in range(turns)], mode="delta")
-    lazily, handed_over = await compare_every_checkpoint(db_path, seeder, [thread])
+    lazily, handed_over = await compare_every_checkpoint(store, seeder, [thread])
     assert lazily > 0 and handed_over == 0
 
 
-async def test_compaction_by_remove_message_decodes_lazily(db_path: Path, seeder: Seeder) -> None:
+@pytest.mark.backends("sqlite", "postgres")
+async def test_compaction_by_remove_message_decodes_lazily(store: Store, seeder: Seeder) -> None:
     thread = await seeder.delta_compacted(how="remove")
-    lazily, handed_over = await compare_every_checkpoint(db_path, seeder, [thread])
+    lazily, handed_over = await compare_every_checkpoint(store, seeder, [thread])
     assert lazily > 0 and handed_over == 0
 
 
-async def test_compaction_by_overwrite_decodes_the_same(db_path: Path, seeder: Seeder) -> None:
+@pytest.mark.backends("sqlite", "postgres")
+async def test_compaction_by_overwrite_decodes_the_same(store: Store, seeder: Seeder) -> None:
     thread = await seeder.delta_compacted(how="overwrite")
-    lazily, _ = await compare_every_checkpoint(db_path, seeder, [thread])
+    lazily, _ = await compare_every_checkpoint(store, seeder, [thread])
     assert lazily > 0
-    reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    reader = store.reader()
     try:
         answer = await reader.read(thread.thread_id)
     finally:
@@ -86,13 +110,15 @@ def test_an_overwrite_in_the_history_is_left_to_the_full_decode() -> None:
         lazy.write_entries(lazy.parse(blob))
 
 
-async def test_input_waiting_in_start_decodes_the_same(db_path: Path, seeder: Seeder) -> None:
+@pytest.mark.backends("sqlite", "postgres")
+async def test_input_waiting_in_start_decodes_the_same(store: Store, seeder: Seeder) -> None:
     thread = await seeder.input_not_yet_applied()
-    lazily, _ = await compare_every_checkpoint(db_path, seeder, [thread])
+    lazily, _ = await compare_every_checkpoint(store, seeder, [thread])
     assert lazily > 0
 
 
-async def test_messages_written_as_dicts_decode_the_same(db_path: Path, seeder: Seeder) -> None:
+@pytest.mark.backends("sqlite", "postgres")
+async def test_messages_written_as_dicts_decode_the_same(store: Store, seeder: Seeder) -> None:
     """JSON input (as the HTTP API sends it) next to message objects."""
     thread = await seeder.chat(["dict answer"], mode="delta")
 
@@ -105,9 +131,9 @@ async def test_messages_written_as_dicts_decode_the_same(db_path: Path, seeder: 
     await seeder.run(
         thread, {"messages": [{"role": "user", "content": "dict question"}]}, graph=graph
     )
-    lazily, handed_over = await compare_every_checkpoint(db_path, seeder, [thread])
+    lazily, handed_over = await compare_every_checkpoint(store, seeder, [thread])
     assert lazily > 0 and handed_over == 0
-    reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    reader = store.reader()
     try:
         assert (await reader.read(thread.thread_id)).content == "from a dict"
     finally:

@@ -8,8 +8,10 @@ so a GET never writes, whatever it runs; a decode runs in one ``REPEATABLE READ,
 ONLY`` transaction, so the checkpoint, its pending writes and its DeltaChannel history
 come from one snapshot. The head (which checkpoint answers, and a signature of the
 writes against it) is one indexed query; an unchanged head is answered from the cache.
-Decoding is ``AsyncPostgresSaver``'s own: ``aget_tuple``, ``aget_delta_channel_history``
-and the channel's reducer (``EvoScientist.store.messages``).
+Decoding reads only the blobs that answer and builds only the newest messages
+(``EvoScientist.store.postgres_lazy``); a shape that path does not know goes to
+``AsyncPostgresSaver``'s own decode: ``aget_tuple``, ``aget_delta_channel_history`` and
+the channel's reducer (``EvoScientist.store.messages``).
 
 Schema, as ``AsyncPostgresSaver.setup()`` creates it: ``checkpoints`` (``metadata``
 JSONB, primary key ``(thread_id, checkpoint_ns, checkpoint_id)``), ``checkpoint_blobs``
@@ -34,11 +36,13 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from EvoScientist.answer.result import FinalAnswer
+from EvoScientist.store import lazy
 from EvoScientist.store.base import CACHE_SIZE, CheckpointAnswerReader, Head
 from EvoScientist.store.change_signal import sleep_until
 from EvoScientist.store.errors import StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import saver_answer
+from EvoScientist.store.postgres_lazy import LazyDecoder
 
 logger = logging.getLogger(__name__)
 
@@ -150,8 +154,11 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         min_size: int = POOL_MIN_SIZE,
         max_size: int = POOL_MAX_SIZE,
         timeout: float = POOL_TIMEOUT_SECONDS,
+        lazy_decoding: bool = True,
     ) -> None:
         super().__init__(agent_name)
+        self.lazy_decoding = lazy_decoding
+        self._lazy = LazyDecoder()
         self.uri = uri
         self.min_size = min_size
         self.max_size = max_size
@@ -239,7 +246,13 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         async with self._connection() as conn, conn.transaction():
             await conn.execute(SNAPSHOT_SQL)
             # A saver per decode: its lock serialises only this connection's statements.
-            return await self.full_answer(AsyncPostgresSaver(conn), thread_id, head.checkpoint_id)
+            saver = AsyncPostgresSaver(conn)
+            if self.lazy_decoding:
+                try:
+                    return await self.lazy_answer(saver, thread_id, head.checkpoint_id)
+                except lazy.Unexpected as exc:
+                    logger.info("thread %s: full decode (%s)", thread_id, exc)
+            return await self.full_answer(saver, thread_id, head.checkpoint_id)
 
     def change_token(self, thread_id: str) -> object:
         """The thread's head as last seen (taken before a read that may be waited on)."""
@@ -300,6 +313,14 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         self._seen.put(thread_id, head)
 
     # -- decoding ---------------------------------------------------------------------
+
+    async def lazy_answer(
+        self, saver: AsyncPostgresSaver, thread_id: str, checkpoint_id: str
+    ) -> FinalAnswer:
+        """Only the blobs that answer, only the newest messages built
+        (``EvoScientist.store.postgres_lazy``); ``lazy.Unexpected`` for a shape it
+        leaves to ``full_answer``."""
+        return await self._lazy.answer(saver.conn, saver.serde, thread_id, checkpoint_id)
 
     async def full_answer(
         self, saver: AsyncPostgresSaver, thread_id: str, checkpoint_id: str
