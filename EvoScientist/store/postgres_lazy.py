@@ -214,6 +214,8 @@ class LazyDecoder:
         async with conn.cursor(binary=True) as cur:
             await cur.execute(HISTORY_SQL, params)
             rows = await cur.fetchall()
+        if not any(row["kind"] == "c" for row in rows):
+            raise StoreUnavailable(f"checkpoint {parent_id} vanished while reading")
         depth_of: dict[str, int] = {}
         seed_version: str | None = None
         seed: lazy.Seed | None = None

@@ -4,14 +4,18 @@ Used when ``EVOSCIENTIST_DATABASE_URI`` points the API servers at one PostgreSQL
 database: whichever server ran the thread, any server's route reads its answer there.
 
 Every connection of the reader's pool opens with ``default_transaction_read_only=on``,
-so a GET never writes, whatever it runs; a decode runs in one ``REPEATABLE READ, READ
-ONLY`` transaction, so the checkpoint, its pending writes and its DeltaChannel history
-come from one snapshot. The head (which checkpoint answers, and a signature of the
-writes against it) is one indexed query; an unchanged head is answered from the cache.
+so a GET never writes, whatever it runs. The head (which checkpoint answers, and a
+signature of the writes against it) is one indexed query; an unchanged head is answered
+from the cache.
+
 Decoding reads only the blobs that answer and builds only the newest messages
-(``EvoScientist.store.postgres_lazy``); a shape that path does not know goes to
-``AsyncPostgresSaver``'s own decode: ``aget_tuple``, ``aget_delta_channel_history`` and
-the channel's reducer (``EvoScientist.store.messages``).
+(``EvoScientist.store.postgres_lazy``): one statement for the checkpoint, its blobs and
+its status writes, one for a DeltaChannel's history below it (ancestors, their message
+writes, a snapshot blob: rows written once and never changed, so two snapshots read
+them alike; a thread deleted in between shows as an empty chain). A shape that path
+does not know goes to ``AsyncPostgresSaver``'s own decode (``aget_tuple``,
+``aget_delta_channel_history`` and the channel's reducer, ``EvoScientist.store.messages``)
+in one ``REPEATABLE READ, READ ONLY`` transaction, so its statements share a snapshot.
 
 Schema, as ``AsyncPostgresSaver.setup()`` creates it: ``checkpoints`` (``metadata``
 JSONB, primary key ``(thread_id, checkpoint_ns, checkpoint_id)``), ``checkpoint_blobs``
@@ -243,16 +247,19 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         return rows.get("run" if run_id is not None else "thread")
 
     async def answer(self, thread_id: str, head: Head) -> FinalAnswer:
-        async with self._connection() as conn, conn.transaction():
-            await conn.execute(SNAPSHOT_SQL)
+        async with self._connection() as conn:
             # A saver per decode: its lock serialises only this connection's statements.
             saver = AsyncPostgresSaver(conn)
             if self.lazy_decoding:
+                # No transaction: each statement reads one snapshot, and what the second
+                # (a DeltaChannel's history) reads lies below the checkpoint, written once.
                 try:
                     return await self.lazy_answer(saver, thread_id, head.checkpoint_id)
                 except lazy.Unexpected as exc:
                     logger.info("thread %s: full decode (%s)", thread_id, exc)
-            return await self.full_answer(saver, thread_id, head.checkpoint_id)
+            async with conn.transaction():
+                await conn.execute(SNAPSHOT_SQL)
+                return await self.full_answer(saver, thread_id, head.checkpoint_id)
 
     def change_token(self, thread_id: str) -> object:
         """The thread's head as last seen (taken before a read that may be waited on)."""
