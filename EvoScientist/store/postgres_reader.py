@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -129,6 +131,12 @@ POOL_TIMEOUT_SECONDS = 3.0
 CONNECT_TIMEOUT_SECONDS = 3
 POOL_MIN_SIZE = 1
 POOL_MAX_SIZE = 8
+# A connection that answered a statement this recently is not pinged on checkout: the
+# ping is a round trip, a third of a cached poll's cost. One the server dropped within
+# that window fails its next statement instead (that request is a retryable 503, or
+# the API answers it), and the pool replaces the broken connection; an idle one is
+# pinged, so a restart or a failover is met by a fresh connection.
+RECENTLY_USED_SECONDS = 1.0
 # How often waiting requests look for a new head. One query serves every waiting
 # thread; PostgreSQL has no cheap change counter like SQLite's ``data_version``.
 CHANGE_POLL_SECONDS = 0.05
@@ -168,6 +176,10 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         self.max_size = max_size
         self.timeout = timeout
         self._pool: AsyncConnectionPool | None = None
+        # When each pooled connection last answered a statement (``_check``).
+        self._used: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Any], float] = (
+            weakref.WeakKeyDictionary()
+        )
         self._open_lock = asyncio.Lock()
         # The newest head seen per thread (by a read or a poll), how many requests wait
         # on each thread, and the event the next poll of a thread sets.
@@ -187,7 +199,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
                     max_size=self.max_size,
                     timeout=self.timeout,
                     kwargs=read_only_kwargs(self.uri),
-                    check=AsyncConnectionPool.check_connection,
+                    check=self._check,
                     open=False,
                     name="evoscientist-final-answer",
                 )
@@ -205,6 +217,13 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         if pool is not None:
             await pool.close()
 
+    async def _check(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """The pool's check on checkout: a ping, unless the connection just answered."""
+        used = self._used.get(conn)
+        if used is not None and time.monotonic() - used < RECENTLY_USED_SECONDS:
+            return
+        await AsyncConnectionPool.check_connection(conn)
+
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
         """A pooled connection, with every failure to read turned into ``StoreUnavailable``."""
@@ -212,6 +231,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
             pool = await self._open()
             async with pool.connection() as conn:
                 yield conn
+                self._used[conn] = time.monotonic()
         except (StoreUnavailable, asyncio.CancelledError):
             raise
         except PoolTimeout as exc:
