@@ -137,17 +137,26 @@ class Seed:
     them as the value of an ``"id"`` key, so one scan of the bytes for such values
     (``packed_ids``: a superset, tool-call ids included) tells which ids the snapshot
     cannot hold: a replay whose writes only add new messages (every ordinary step) then
-    needs no index, and a cold first read peeks none of the snapshot's thousands of
-    entries.
+    needs no index, and a cold first read parses none of the snapshot's thousands of
+    entries unless the answer reaches back into them (``Joined``).
     """
 
-    __slots__ = ("_index", "_packed_ids", "entries", "raw")
+    __slots__ = ("_entries", "_index", "_packed_ids", "raw")
 
-    def __init__(self, entries: Sequence[Any], raw: bytes | None = None) -> None:
-        self.entries = list(entries)
+    def __init__(self, entries: Sequence[Any] | None, raw: bytes | None = None) -> None:
+        if entries is None and raw is None:
+            raise ValueError("a seed needs its entries or its packed bytes")
+        self._entries = None if entries is None else list(entries)
         self.raw = raw
         self._index: dict[str, int] | None = None
         self._packed_ids: frozenset[bytes] | None = None
+
+    @property
+    def entries(self) -> list[Any]:
+        if self._entries is None:
+            assert self.raw is not None
+            self._entries = messages_value(parse(self.raw))
+        return self._entries
 
     def index(self) -> dict[str, int]:
         if self._index is None:
@@ -191,24 +200,52 @@ def packed_ids(raw: bytes) -> frozenset[bytes]:
 
 
 def seed_of(value: Any) -> Seed:
-    """A stored messages value as a ``Seed`` (a DeltaChannel snapshot keeps its bytes)."""
-    raw = value.data if isinstance(value, Ext) and value.code == EXT_DELTA_SNAPSHOT else None
-    return Seed(messages_value(value), raw)
+    """A stored messages value as a ``Seed``: a DeltaChannel snapshot is kept as its
+    bytes, its entries parsed on first need."""
+    if isinstance(value, Ext) and value.code == EXT_DELTA_SNAPSHOT:
+        return Seed(None, value.data)
+    return Seed(messages_value(value))
 
 
-def replay(seed: Seed | Sequence[Any], writes: Iterable[Sequence[LazyMessage]]) -> list[Any]:
+class Joined(Sequence[Any]):
+    """A snapshot's entries followed by the entries the writes appended, the snapshot
+    parsed only when something reaches back into it (newest first, an answer is
+    usually found among the appended ones)."""
+
+    def __init__(self, seed: Seed, tail: list[Any]) -> None:
+        self.seed = seed
+        self.tail = tail
+
+    def __reversed__(self) -> Iterator[Any]:
+        yield from reversed(self.tail)
+        yield from reversed(self.seed.entries)
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from self.seed.entries
+        yield from self.tail
+
+    def __len__(self) -> int:
+        return len(self.seed.entries) + len(self.tail)
+
+    def __getitem__(self, index: Any) -> Any:
+        return list(self)[index]
+
+
+def replay(seed: Seed | Sequence[Any], writes: Iterable[Sequence[LazyMessage]]) -> Sequence[Any]:
     """``_messages_delta_reducer``'s fold over lazy entries: same ids replace in place,
     ``RemoveMessage`` deletes, entries without an id append.
 
-    Seed entries are peeked only when a write carries an id the snapshot may hold.
+    Seed entries are peeked only when a write carries an id the snapshot may hold, and
+    parsed only when that happens or the caller reaches back into them.
     """
     if not isinstance(seed, Seed):
         seed = Seed(seed)
     flat = [entry for batch in writes for entry in batch]
-    if not flat:
-        return list(seed.entries)
-    if not any(entry.peek()[1] is not None for entry in flat):
-        return [*seed.entries, *flat]
+    if not any(
+        entry_id is not None and seed.position(entry_id) is not None
+        for _, entry_id in (entry.peek() for entry in flat)
+    ):
+        return Joined(seed, _fold(flat))  # every write appends, or undoes its own
     # Ids the writes placed or removed (None: removed); the snapshot answers the rest.
     moved: dict[Any, int | None] = {}
     result: list[Any] = list(seed.entries)
@@ -226,6 +263,25 @@ def replay(seed: Seed | Sequence[Any], writes: Iterable[Sequence[LazyMessage]]) 
             result[at] = entry
         else:
             moved[entry_id] = len(result)
+            result.append(entry)
+    return [entry for entry in result if entry is not None]
+
+
+def _fold(entries: list[LazyMessage]) -> list[Any]:
+    """The reducer's fold of writes that touch no snapshot entry, among themselves."""
+    result: list[Any] = []
+    index: dict[Any, int] = {}
+    for entry in entries:
+        kind, entry_id = entry.peek()
+        if entry_id is None:
+            result.append(entry)
+        elif kind == REMOVE_TYPE:
+            if entry_id in index:
+                result[index.pop(entry_id)] = None
+        elif entry_id in index:
+            result[index[entry_id]] = entry
+        else:
+            index[entry_id] = len(result)
             result.append(entry)
     return [entry for entry in result if entry is not None]
 

@@ -17,6 +17,7 @@ against each other on every checkpoint of real threads).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -200,7 +201,7 @@ class LazyDecoder:
 
     async def _delta_entries(
         self, conn: psycopg.AsyncConnection[Any], thread_id: str, parent_id: str
-    ) -> list[Any]:
+    ) -> Sequence[Any]:
         """The channel's value at the checkpoint whose parent is ``parent_id``: the
         nearest stored value up the chain, then every write since (the checkpoint's own
         excluded), folded as the channel's reducer would."""

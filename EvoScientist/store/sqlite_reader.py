@@ -446,7 +446,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
 
     async def _delta_entries(
         self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
-    ) -> list[Any]:
+    ) -> Sequence[Any]:
         """The DeltaChannel's value at a checkpoint: the nearest stored value up the
         parent chain, then every write since (the checkpoint's own excluded)."""
         known = await self._known_seed(saver, thread_id, parent_id)
