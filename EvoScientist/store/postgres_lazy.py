@@ -46,7 +46,7 @@ _STATUS_CHANNELS = f"""(v.key IN ('{START_CHANNEL}', '{TASKS_CHANNEL}')
 # channels' blobs (``checkpoint_blobs``' primary key), and the writes that decide the
 # status: one round trip. The large blob is a column of its own: put in an array (as
 # the saver's own SELECT does) it would be copied once more on the server.
-CHECKPOINT_SQL = f"""
+CHECKPOINT_COLUMNS = f"""
 SELECT c.checkpoint, c.metadata, c.parent_checkpoint_id, m.type AS messages_type,
   m.blob AS messages,
   (SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob])
@@ -61,7 +61,7 @@ SELECT c.checkpoint, c.metadata, c.parent_checkpoint_id, m.type AS messages_type
     WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns
       AND cw.checkpoint_id = c.checkpoint_id
       AND cw.channel IN ('{ERROR_CHANNEL}', '{INTERRUPT_CHANNEL}', '{RESUME_CHANNEL}'))
-    AS writes
+    AS status_writes
 FROM checkpoints c
 LEFT JOIN LATERAL (
   SELECT bl.type, bl.blob FROM checkpoint_blobs bl
@@ -69,8 +69,19 @@ LEFT JOIN LATERAL (
     AND bl.channel = '{MESSAGES}'
     AND bl.version = c.checkpoint -> 'channel_versions' ->> '{MESSAGES}'
 ) m ON true
-WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns = '' AND c.checkpoint_id = %(checkpoint_id)s
+WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns = '' AND c.checkpoint_id = {{checkpoint_id}}
 """
+CHECKPOINT_SQL = CHECKPOINT_COLUMNS.format(checkpoint_id="%(checkpoint_id)s")
+
+
+def with_checkpoint_row(head_sql: str) -> str:
+    """``head_sql`` (one row: ``kind``, ``checkpoint_id``, ``writes``, ``version``) with
+    its checkpoint's ``CHECKPOINT_SQL`` columns, in one statement: a thread's first read
+    then costs one round trip, not two."""
+    row = CHECKPOINT_COLUMNS.format(checkpoint_id="h.checkpoint_id")
+    return f"WITH h AS ({head_sql}) SELECT h.*, d.* FROM h CROSS JOIN LATERAL ({row}) d"
+
+
 # Whether checkpoint ``c`` holds a stored value of the channel, and at which version.
 _SEED_PROBE = f"""
 CROSS JOIN LATERAL (
@@ -151,15 +162,18 @@ class LazyDecoder:
         serde: SerializerProtocol,
         thread_id: str,
         checkpoint_id: str,
+        row: dict[str, Any] | None = None,
     ) -> FinalAnswer:
+        """``row``: the checkpoint's ``CHECKPOINT_SQL`` columns, when already read."""
         hook = getattr(serde, "_unpack_ext_hook", None)
         if hook is None:
             raise lazy.Unexpected(f"serializer {type(serde).__name__} has no ext hook")
-        async with conn.cursor(binary=True) as cur:
-            await cur.execute(
-                CHECKPOINT_SQL, {"thread_id": thread_id, "checkpoint_id": checkpoint_id}
-            )
-            row = await cur.fetchone()
+        if row is None:
+            async with conn.cursor(binary=True) as cur:
+                await cur.execute(
+                    CHECKPOINT_SQL, {"thread_id": thread_id, "checkpoint_id": checkpoint_id}
+                )
+                row = await cur.fetchone()
         if row is None:
             raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
         checkpoint, metadata = row["checkpoint"], row["metadata"] or {}
@@ -177,7 +191,7 @@ class LazyDecoder:
         pending_writes = [
             (task_id.decode(), channel.decode(), serde.loads_typed((type_.decode(), blob)))
             for task_id, channel, type_, blob, _, _ in sorted(
-                row["writes"] or [],
+                row["status_writes"] or [],
                 key=lambda w: writes_sort_key(w[4].decode(), w[0].decode(), int(w[5])),
             )
         ]

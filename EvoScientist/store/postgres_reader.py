@@ -48,7 +48,7 @@ from EvoScientist.store.change_signal import sleep_until
 from EvoScientist.store.errors import StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import saver_answer
-from EvoScientist.store.postgres_lazy import LazyDecoder
+from EvoScientist.store.postgres_lazy import LazyDecoder, with_checkpoint_row
 
 logger = logging.getLogger(__name__)
 
@@ -137,6 +137,9 @@ POOL_MAX_SIZE = 8
 # the API answers it), and the pool replaces the broken connection; an idle one is
 # pinged, so a restart or a failover is met by a fresh connection.
 RECENTLY_USED_SECONDS = 1.0
+# Checkpoint rows read with their head and not decoded yet (a first read decodes its
+# head's at once; one a newer head superseded is dropped, oldest first).
+PREFETCHED_ROWS = 8
 # How often waiting requests look for a new head. One query serves every waiting
 # thread; PostgreSQL has no cheap change counter like SQLite's ``data_version``.
 CHANGE_POLL_SECONDS = 0.05
@@ -171,6 +174,10 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         super().__init__(agent_name)
         self.lazy_decoding = lazy_decoding
         self._lazy = LazyDecoder()
+        # Threads decoded since the answers were last forgotten, and checkpoint rows read
+        # with a head (``with_checkpoint_row``), by ``(thread, head)``, for the decode.
+        self._decoded_threads: LruCache[str, bool] = LruCache(CACHE_SIZE)
+        self._prefetched: LruCache[tuple[str, Head], dict[str, Any]] = LruCache(PREFETCHED_ROWS)
         self.uri = uri
         self.min_size = min_size
         self.max_size = max_size
@@ -256,12 +263,24 @@ class PostgresAnswerReader(CheckpointAnswerReader):
             sql = RUN_AND_THREAD_HEAD_SQL if run_id is not None else HEAD_SQL
         else:
             sql = head_sql(run=run_id is not None, user=True)
+        # A thread not decoded yet (a first read) will be: its checkpoint row comes in
+        # the same statement. A repeat poll reads the head alone, no blob.
+        prefetch = self.lazy_decoding and run_id is None and thread_id not in self._decoded_threads
         async with self._connection() as conn:
             try:
-                cur = await conn.execute(sql, params)
-                rows = {row["kind"]: _head(row) for row in await cur.fetchall()}
+                if prefetch:
+                    async with conn.cursor(binary=True) as cur:
+                        await cur.execute(with_checkpoint_row(sql), params)
+                        found = await cur.fetchall()
+                else:
+                    cur = await conn.execute(sql, params)
+                    found = await cur.fetchall()
             except psycopg.errors.UndefinedTable:
                 return None  # a database nothing has been written to holds no thread
+        rows = {row["kind"]: _head(row) for row in found}
+        if prefetch:
+            for row in found:
+                self._prefetched.put((thread_id, _head(row)), row)
         if user_id is None:
             self._remember(thread_id, rows.get("thread"))
         return rows.get("run" if run_id is not None else "thread")
@@ -273,13 +292,23 @@ class PostgresAnswerReader(CheckpointAnswerReader):
             if self.lazy_decoding:
                 # No transaction: each statement reads one snapshot, and what the second
                 # (a DeltaChannel's history) reads lies below the checkpoint, written once.
+                row = self._prefetched.pop((thread_id, head), None)
                 try:
-                    return await self.lazy_answer(saver, thread_id, head.checkpoint_id)
+                    answer = await self._lazy.answer(
+                        conn, saver.serde, thread_id, head.checkpoint_id, row
+                    )
+                    self._decoded_threads.put(thread_id, True)
+                    return answer
                 except lazy.Unexpected as exc:
                     logger.info("thread %s: full decode (%s)", thread_id, exc)
             async with conn.transaction():
                 await conn.execute(SNAPSHOT_SQL)
                 return await self.full_answer(saver, thread_id, head.checkpoint_id)
+
+    def forget_answers(self) -> None:
+        super().forget_answers()
+        self._decoded_threads.clear()
+        self._prefetched.clear()
 
     def change_token(self, thread_id: str) -> object:
         """The thread's head as last seen (taken before a read that may be waited on)."""
