@@ -9,6 +9,7 @@ usual *route in-process*). The two are sampled in turn, round after round.
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -19,6 +20,7 @@ from EvoScientist.store.sqlite_reader import SqliteAnswerReader
 
 AGENT = "EvoScientist"
 FIRST = "first read"
+SETTLE_SECONDS = 0.05
 # A thread no store holds: its lookup warms the connection, not any thread's caches.
 WARM_UP_THREAD = "bench-warm-up-no-such-thread"
 WARM = "warm read"
@@ -34,6 +36,10 @@ async def first_vs_warm(factory: ReaderFactory, thread_id: str, rounds: int) -> 
     samples: dict[str, list[float]] = {FIRST: [], WARM: []}
     try:
         for _ in range(rounds + 1):  # the first round warms up
+            warm.forget_answers()
+            started = time.perf_counter()
+            await warm.read(thread_id)
+            samples[WARM].append(time.perf_counter() - started)
             reader = await factory()
             try:
                 started = time.perf_counter()
@@ -41,10 +47,9 @@ async def first_vs_warm(factory: ReaderFactory, thread_id: str, rounds: int) -> 
                 samples[FIRST].append(time.perf_counter() - started)
             finally:
                 await reader.close()
-            warm.forget_answers()
-            started = time.perf_counter()
-            await warm.read(thread_id)
-            samples[WARM].append(time.perf_counter() - started)
+            # A closed PostgreSQL session's server process exits in the background:
+            # let it, so that the next sample does not share the cores with it.
+            await asyncio.sleep(SETTLE_SECONDS)
     finally:
         await warm.close()
     return {name: statistics.median(values[1:]) for name, values in samples.items()}
