@@ -7,8 +7,18 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 2024
+# Test processes (pytest-xdist). Most tests wait on a langgraph dev server or a socket,
+# so more workers than cores pays; a module sharing a server stays on one worker
+# (tests/conftest.py). 3, not 4, on 2 cores: the browser and node tests time what the
+# page shows and want the CPU. TEST_WORKERS=0 runs the suite in this process.
+TEST_WORKERS ?= 3
 
-.PHONY: dev test lint install clean layer-table bench
+.PHONY: dev test lint install clean layer-table webui-browser-table bench
+
+# The JS package's npm packages (clients/js), from its lockfile. Without npm the JS
+# tests skip (and fail under CI, whose .ci/run installs node and npm).
+JS := clients/js
+JS_STAMP := $(JS)/node_modules/.installed
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,27 +26,36 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
 	touch $(STAMP)
 
-install: $(STAMP)
+$(JS_STAMP): $(JS)/package.json $(JS)/package-lock.json
+	@if command -v npm >/dev/null; then \
+		cd $(JS) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else echo "npm not found: the JS tests will skip"; fi
+
+install: $(STAMP) $(JS_STAMP)
 
 dev: $(STAMP)
 	$(BIN)/langgraph dev --no-browser --host 127.0.0.1 --port $(PORT)
 
-test: $(STAMP)
+test: $(STAMP) $(JS_STAMP)
 	$(BIN)/ruff check EvoScientist tests
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check EvoScientist tests
 	$(BIN)/ruff format --check EvoScientist tests
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .langgraph_api
+	rm -rf $(VENV) .pytest_cache .ruff_cache .langgraph_api $(JS)/node_modules
 
 # Re-measure each recovery layer's share against a real server (docs/webui-layer-table.md).
 layer-table: $(STAMP)
 	EVOSCIENTIST_LAYER_TABLE=docs/webui-layer-table.md $(BIN)/python -m pytest -q tests/test_recovery_layers.py
 
-# Timings, not tests: medians side by side, written to docs/benchmarks.md (~15 min).
+# What a browser shows per fault: bare useStream vs useStreamWithRecovery (docs/webui-browser-table.md).
+webui-browser-table: $(STAMP) $(JS_STAMP)
+	EVOSCIENTIST_BROWSER_TABLE=docs/webui-browser-table.md $(BIN)/python -m pytest -q tests/test_browser_recovery.py -k measure
+
+# Timings, not tests: medians side by side, written to docs/benchmarks.md (~10 min).
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,bench]"
 	$(BIN)/python -m bench

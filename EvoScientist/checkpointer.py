@@ -6,6 +6,9 @@ final-answer route reads one store whichever way a run was started.
 With ``EVOSCIENTIST_DATABASE_URI=postgresql://…`` they land in that PostgreSQL
 database instead (``AsyncPostgresSaver`` over a connection pool), which any number of
 API servers can share; the route then reads the same database.
+
+Both savers add the store maintenance langgraph-api asks of a custom checkpointer
+(``aprune``, ``adelete_for_runs``, ``acopy_thread``: see ``EvoScientist.maintenance``).
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from EvoScientist import settings
+from EvoScientist.maintenance.sqlite import MaintainedSqliteSaver
 
 # The writer's pool. The saver serialises its own statements (one asyncio lock), so a
 # few connections are plenty; the pool is there to reconnect after a failure.
@@ -48,7 +51,7 @@ async def sessions_checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
         return
     path = settings.sessions_db_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+    async with MaintainedSqliteSaver.from_conn_string(str(path)) as saver:
         await saver.setup()
         yield saver
 
@@ -94,9 +97,9 @@ async def _try_setup_lock(conn: Any) -> bool:
 
 @asynccontextmanager
 async def postgres_checkpointer(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
-    """An ``AsyncPostgresSaver`` over a pool on ``uri``, its tables set up."""
+    """An ``AsyncPostgresSaver`` (with store maintenance) over a pool on ``uri``, its
+    tables set up."""
     # Imported here: a SQLite deployment never loads the PostgreSQL driver.
-    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
 
@@ -111,4 +114,6 @@ async def postgres_checkpointer(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
         check=AsyncConnectionPool.check_connection,
         open=False,
     ) as pool:
-        yield AsyncPostgresSaver(pool)
+        from EvoScientist.maintenance.postgres import MaintainedPostgresSaver
+
+        yield MaintainedPostgresSaver(pool)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from bench.asgi import call_asgi
 from bench.graphs import Mode, build
 from EvoScientist.checkpointer import postgres_checkpointer
 from EvoScientist.langgraph_dev.http import create_app
@@ -46,8 +47,6 @@ class PostgresInProcess:
         self.app = create_app(lambda: self.service)
 
     async def cold(self, thread_id: str) -> Any:
-        from bench.run import call_asgi
-
         assert self.service.direct is not None
         self.service.direct.forget_answers()
         status, body = await call_asgi(self.app, f"/api/threads/{thread_id}/final-answer")

@@ -43,7 +43,8 @@ class RoundTwo:
 
 
 async def measure(result: RoundTwo, sizes: list[int], work: Path) -> None:
-    from bench.run import InProcess, call_asgi, route
+    from bench.asgi import call_asgi, route
+    from bench.run import InProcess
 
     db = work / "round-two.db"
     threads = [(mode, size) for mode in ("plain", "delta") for size in sizes]

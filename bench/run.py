@@ -27,6 +27,8 @@ import httpx
 
 from bench import postgres as bench_postgres
 from bench import seed
+from bench.asgi import call_asgi, route
+from bench.crowd import CrowdReport, crowd
 from bench.timing import interleaved, ms, percentile
 from EvoScientist.langgraph_dev.http import create_app
 from EvoScientist.langgraph_dev.service import FinalAnswerService
@@ -42,10 +44,6 @@ FLOOR_SQL = (
 )
 
 
-def route(thread_id: str) -> str:
-    return f"/api/threads/{thread_id}/final-answer"
-
-
 @dataclass
 class Report:
     sizes: dict[tuple[str, int], dict[str, float]] = field(default_factory=dict)
@@ -53,40 +51,9 @@ class Report:
     flat: dict[str, dict[str, float]] = field(default_factory=dict)
     long_poll: dict[str, float] = field(default_factory=dict)
     load: dict[str, Any] = field(default_factory=dict)
+    crowd: CrowdReport | None = None
     round_two: Any = None  # bench.round_two.RoundTwo, when that part ran
     seconds: float = 0.0
-
-
-async def call_asgi(app: Any, path: str, query: str = "") -> tuple[int, bytes]:
-    """One GET straight into the ASGI app: the route's own cost, no HTTP client's."""
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": query.encode(),
-        "root_path": "",
-        "headers": [(b"host", b"bench")],
-        "client": ("127.0.0.1", 1),
-        "server": ("bench", 80),
-    }
-    status, chunks = 0, []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = message["status"]
-        elif message["type"] == "http.response.body":
-            chunks.append(message.get("body", b""))
-
-    await app(scope, receive, send)
-    return status, b"".join(chunks)
 
 
 class InProcess:
@@ -362,7 +329,7 @@ async def pollers(
 async def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--sizes", default="20,200,2000,10000")
-    parser.add_argument("--only", default="sizes,flat,long-poll,load,round-two")
+    parser.add_argument("--only", default="sizes,flat,long-poll,load,crowd,round-two")
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -383,6 +350,10 @@ async def main(argv: list[str]) -> int:
         if "load" in parts:
             print("load", flush=True)
             await load(report, work)
+        if "crowd" in parts:
+            print("a thousand waiting browsers", flush=True)
+            report.crowd = CrowdReport()
+            await crowd(report.crowd, work)
         if "round-two" in parts:
             from bench.round_two import RoundTwo, measure
 

@@ -31,6 +31,28 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``pytest -n N --dist loadgroup`` (``make test``), a module whose tests share
+    a module-scoped fixture (a ``langgraph dev`` server, mostly) runs on one worker, so
+    the fixture is set up once; every other test goes to whichever worker is free. No
+    effect without xdist, and nothing for a new module to declare. A test that names
+    its own ``xdist_group`` keeps it (xdist would join the two names)."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None and _uses_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
+def _uses_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(
+        definition.scope in ("module", "package")
+        for definitions in info.name2fixturedefs.values()
+        for definition in definitions
+    )
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" not in metafunc.fixturenames:
         return

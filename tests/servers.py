@@ -7,21 +7,25 @@ the repository.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+import uvicorn
 from langgraph_sdk import get_client
+from starlette.applications import Starlette
 
 REPO = Path(__file__).resolve().parents[1]
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
@@ -92,16 +96,33 @@ class DevServer:
         return self.log_path.read_text(errors="replace")
 
 
-def wait_until_up(url: str, process: subprocess.Popen[bytes], log_path: Path) -> None:
+# langgraph dev serves on another port when the one asked for is taken (another test
+# process's server may have just bound it), and says so in its log.
+PORT_FALLBACK = re.compile(r"Port (\d+) is already in use, using port (\d+) instead")
+ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def wait_until_up(
+    port: int, process: subprocess.Popen[bytes], log_path: Path, *, fixed: bool = False
+) -> int:
+    """The port the server answers on, once its own banner names it and ``/ok``
+    answers there (so a request never reaches another test's server). ``fixed``: a
+    fallback to another port is an error (a restart must come back on its port)."""
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"langgraph dev exited early:\n{log_path.read_text()[-4000:]}")
-        try:
-            if httpx.get(f"{url}/ok", timeout=1.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
+        log = ANSI_COLOUR.sub("", log_path.read_text(errors="replace"))
+        if (moved := PORT_FALLBACK.search(log)) and int(moved[1]) == port:
+            if fixed:
+                raise RuntimeError(f"port {port} was taken; langgraph dev moved to {moved[2]}")
+            port = int(moved[2])
+        if f"API: http://127.0.0.1:{port}" in log:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/ok", timeout=1.0).status_code == 200:
+                    return port
+            except httpx.HTTPError:
+                pass
         time.sleep(0.2)
     raise RuntimeError(f"langgraph dev did not start:\n{log_path.read_text()[-4000:]}")
 
@@ -127,12 +148,15 @@ def langgraph_dev(
     auth: dict[str, Any] | None = None,
     port: int | None = None,
     env: dict[str, str] | None = None,
+    args: Sequence[str] = (),
 ) -> Iterator[DevServer]:
+    """``args``: more ``langgraph dev`` options (e.g. ``--n-jobs-per-worker 10``)."""
     workdir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
     config = write_config(
         workdir, checkpointer=checkpointer, http=http, extra_graphs=extra_graphs, auth=auth
     )
+    fixed = port is not None
     port = port or free_port()
     log_path = workdir / f"langgraph-dev-{port}.log"
     inherited = {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
@@ -157,6 +181,7 @@ def langgraph_dev(
                 str(port),
                 "--config",
                 str(config),
+                *args,
             ],
             cwd=workdir,
             env=server_env,
@@ -164,9 +189,9 @@ def langgraph_dev(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_up(url, process, log_path)
+        port = wait_until_up(port, process, log_path, fixed=fixed)
+        url = f"http://127.0.0.1:{port}"
         yield DevServer(url, port, data_dir, workdir, log_path, process)
     finally:
         stop(process)
@@ -179,3 +204,19 @@ async def new_thread(url: str) -> str:
         return (await client.threads.create())["thread_id"]
     finally:
         await client.aclose()
+
+
+@asynccontextmanager
+async def listening(app: Starlette) -> AsyncIterator[int]:
+    """``app`` behind a real uvicorn on a local port, in this event loop."""
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        await task

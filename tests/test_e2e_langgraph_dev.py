@@ -7,6 +7,7 @@ route answers through ``langgraph_sdk``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from langgraph_sdk import get_client
 
 from EvoScientist.answer.state import answer_from_state
 from EvoScientist.offline_model import answer_for, notes_for
+from tests.postgres import temporary_schema
 from tests.servers import DevServer, langgraph_dev
 
 pytestmark = pytest.mark.e2e
@@ -131,6 +133,76 @@ async def test_plain_text_for_curl(direct_server: DevServer) -> None:
     assert response.headers["content-type"].startswith("text/plain")
     assert response.text == expected_answer(question)
     assert response.headers["x-answer-complete"] == "true"
+
+
+def startup_log(server: DevServer) -> list[str]:
+    """The server's log lines up to "Application started up", colours stripped."""
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", server.log()).splitlines()
+    end = next(i for i, line in enumerate(lines) if "Application started up" in line)
+    return lines[: end + 1]
+
+
+async def test_the_server_starts_without_a_warning(direct_server: DevServer) -> None:
+    lines = startup_log(direct_server)
+    assert any("Using custom checkpointer: MaintainedSqliteSaver" in line for line in lines)
+    assert [line for line in lines if re.search(r"\[(warning|error)", line)] == []
+    assert not any("Custom checkpointer missing" in line for line in lines)
+
+
+async def test_a_postgres_backed_server_starts_without_a_warning(
+    postgres_database: str, tmp_path: Path
+) -> None:
+    async with temporary_schema(postgres_database) as uri:
+        env = {"EVOSCIENTIST_DATABASE_URI": uri}
+        with langgraph_dev(tmp_path / "work", tmp_path / "data", env=env) as server:
+            lines = startup_log(server)
+    assert any("Using custom checkpointer: MaintainedPostgresSaver" in line for line in lines)
+    assert [line for line in lines if re.search(r"\[(warning|error)", line)] == []
+
+
+async def test_a_copied_thread_answers_as_its_source(direct_server: DevServer) -> None:
+    question = "Copy me: what is a control group?"
+    run = await run_to_end(direct_server.url, question)
+    client = get_client(url=direct_server.url, api_key=None)
+    try:
+        copy = await client.threads.copy(run["thread_id"])  # the saver's acopy_thread
+    finally:
+        await client.aclose()
+
+    response = await final_answer(direct_server.url, copy["thread_id"])
+
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["source"] == "checkpointer"
+    assert body["content"] == expected_answer(question)
+    assert body["checkpoint_id"] == run["state"]["checkpoint"]["checkpoint_id"]
+
+
+async def test_a_rolled_back_run_leaves_no_checkpoint(direct_server: DevServer) -> None:
+    """``multitask_strategy="rollback"`` cancels the run in flight and deletes its
+    checkpoints through the saver's ``adelete_for_runs``."""
+    client = get_client(url=direct_server.url, api_key=None)
+    try:
+        thread_id = (await client.threads.create())["thread_id"]
+        message = {"messages": [{"role": "user", "content": "Rolled back: a long question?"}]}
+        doomed = await client.runs.create(thread_id, ASSISTANT, input=message)
+        question = "Kept: what is a p-value?"
+        kept = await client.runs.create(
+            thread_id,
+            ASSISTANT,
+            input={"messages": [{"role": "user", "content": question}]},
+            multitask_strategy="rollback",
+        )
+        await client.runs.join(thread_id, kept["run_id"])
+        history = await client.threads.get_history(thread_id, limit=100)
+    finally:
+        await client.aclose()
+
+    assert {h["metadata"].get("run_id") for h in history} == {kept["run_id"]}
+    assert doomed["run_id"] != kept["run_id"]
+    body = (await final_answer(direct_server.url, thread_id)).json()
+    assert body["run_id"] == kept["run_id"]
+    assert body["content"] == expected_answer(question)
 
 
 async def test_models_route_is_mounted_beside_the_api(direct_server: DevServer) -> None:

@@ -501,7 +501,6 @@ async def test_thread_id_forms(client: httpx.AsyncClient, seeder: Seeder, thread
         ("ok", "include_reasoning=maybe"),
         ("ok", "format=xml"),
         ("ok", "run_id=a&run_id=b"),
-        ("ok", "run_id="),
         ("ok", "run_id=" + "r" * 257),
         ("bad%01id", ""),
         ("a" * 257, ""),
@@ -545,6 +544,52 @@ async def test_format_text_reports_error_code(client: httpx.AsyncClient, seeder:
     assert response.headers["x-answer-status"] == "error"
     assert response.headers["x-answer-error"] == "run_failed"
     assert response.text == expected_answer(await thread.state())
+
+
+def answer_headers(response: httpx.Response) -> set[str]:
+    return {name.lower() for name in response.headers if name.lower().startswith("x-answer-")}
+
+
+ALWAYS = {"x-answer-status", "x-answer-complete", "x-answer-source"}
+
+
+async def test_format_text_headers_appear_as_documented(
+    client: httpx.AsyncClient, seeder: Seeder
+) -> None:
+    """docs/final-answer.md, "Headers of format=text": which header appears when."""
+    done, paused, failed = (
+        await seeder.agent(),
+        await seeder.paused_before(),
+        await seeder.failed("kaboom"),
+    )
+    success = await get(client, done.thread_id, format="text")
+    running = await get(client, paused.thread_id, format="text")
+    error = await get(client, failed.thread_id, format="text")
+    pending = await get(client, done.thread_id, format="text", run_id="not-started-yet")
+
+    run_and_checkpoint = {"x-answer-run-id", "x-answer-checkpoint-id"}
+    assert answer_headers(success) == ALWAYS | run_and_checkpoint | {"x-answer-completed-at"}
+    assert answer_headers(running) == ALWAYS | run_and_checkpoint
+    assert answer_headers(error) == ALWAYS | run_and_checkpoint | {
+        "x-answer-completed-at",
+        "x-answer-error",
+    }
+    assert pending.headers["x-answer-status"] == "pending"
+    assert answer_headers(pending) == ALWAYS | {"x-answer-run-id"}
+    for response in (success, running, error, pending):
+        assert response.headers["content-type"] == "text/plain; charset=utf-8"
+
+
+async def test_empty_parameters_mean_their_defaults(
+    client: httpx.AsyncClient, agent_thread: SeededThread
+) -> None:
+    plain = await get(client, agent_thread.thread_id)
+    empty = await client.get(
+        f"{route(agent_thread.thread_id)}?run_id=&wait=&include_reasoning=&format="
+    )
+    assert empty.status_code == 200, empty.text
+    assert empty.json() == plain.json()
+    assert empty.headers["etag"] == plain.headers["etag"]
 
 
 # ------------------------------------------------------------------ caching

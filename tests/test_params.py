@@ -18,6 +18,9 @@ from EvoScientist.langgraph_dev.params import (
     validate_id,
 )
 
+# Fixed, not ``uuid4()``: test ids must be the same in every pytest-xdist worker.
+A_UUID = "0f8fad5b-d9cb-469f-a165-70867728950e"
+
 
 def query(thread_id: str = "a1b2c3d4", qs: str = "") -> FinalAnswerQuery:
     return parse_query(thread_id, QueryParams(qs))
@@ -39,7 +42,7 @@ def test_everything_given() -> None:
 
 @pytest.mark.parametrize(
     "thread_id",
-    ["a1b2c3d4", str(uuid.uuid4()), "x", "x" * MAX_ID_LENGTH, "tui session é", "ünï-😀", "a:b.c"],
+    ["a1b2c3d4", A_UUID, "x", "x" * MAX_ID_LENGTH, "tui session é", "ünï-😀", "a:b.c"],
 )
 def test_valid_ids(thread_id: str) -> None:
     assert validate_id(thread_id, "thread_id") == thread_id
@@ -56,13 +59,21 @@ def test_invalid_ids(thread_id: str) -> None:
 
 @pytest.mark.parametrize(
     ("raw", "seconds"),
-    [(None, 0.0), ("0", 0.0), ("1", 1.0), ("0.25", 0.25), ("60", MAX_WAIT_SECONDS), ("1e1", 10.0)],
+    [
+        (None, 0.0),
+        ("", 0.0),
+        ("0", 0.0),
+        ("1", 1.0),
+        ("0.25", 0.25),
+        ("60", MAX_WAIT_SECONDS),
+        ("1e1", 10.0),
+    ],
 )
 def test_wait_accepted(raw: str | None, seconds: float) -> None:
     assert parse_wait(raw) == seconds
 
 
-@pytest.mark.parametrize("raw", ["-1", "61", "60.001", "abc", "", "nan", "inf", "-inf", "1s"])
+@pytest.mark.parametrize("raw", ["-1", "61", "60.001", "abc", " ", "nan", "inf", "-inf", "1s"])
 def test_wait_rejected(raw: str) -> None:
     with pytest.raises(InvalidRequest, match="wait"):
         parse_wait(raw)
@@ -103,7 +114,7 @@ def test_formats_accepted(fmt: str) -> None:
         ("format=xml", "format"),
         ("format=json&format=text", "format"),
         ("run_id=a&run_id=b", "run_id"),
-        ("run_id=", "run_id"),
+        ("run_id=%20", "run_id"),
         ("run_id=" + "r" * (MAX_ID_LENGTH + 1), "run_id"),
         ("run_id=a%2Fb", "run_id"),
         ("wait=1&wait=1", "wait"),
@@ -113,6 +124,21 @@ def test_formats_accepted(fmt: str) -> None:
 def test_rejected_queries_name_the_parameter(qs: str, name: str) -> None:
     with pytest.raises(InvalidRequest, match=name):
         query(qs=qs)
+
+
+@pytest.mark.parametrize("name", ["run_id", "wait", "include_reasoning", "format"])
+def test_an_empty_value_means_the_default(name: str) -> None:
+    """docs/final-answer.md: "an empty value means the default", for every parameter."""
+    assert query(qs=f"{name}=") == query()
+
+
+def test_every_parameter_empty_at_once_means_every_default() -> None:
+    assert query(qs="run_id=&wait=&include_reasoning=&format=") == query()
+
+
+def test_an_empty_value_given_twice_is_still_given_twice() -> None:
+    with pytest.raises(InvalidRequest, match="wait"):
+        query(qs="wait=&wait=")
 
 
 def test_unknown_parameters_are_ignored() -> None:

@@ -3,6 +3,7 @@ a stream cut by the proxy."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import pty
@@ -13,6 +14,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from EvoScientist.offline_model import answer_for, notes_for
+from EvoScientist.recovery.cli import parser
 from tests.proxy import Fault, FaultProxy
 from tests.servers import DevServer, langgraph_dev
 
@@ -53,18 +55,45 @@ async def test_ask_recovers_a_cut_stream(server: DevServer) -> None:
     assert "recovered from the checkpoint" in err
 
 
-async def test_show_prints_a_threads_answer(server: DevServer) -> None:
+def printed_thread(err: str) -> str:
+    """The thread id ``ask`` printed on stderr."""
+    (line,) = [line for line in err.splitlines() if line.startswith("thread: ")]
+    return line.removeprefix("thread: ")
+
+
+async def test_ask_prints_the_thread_it_created_for_show(server: DevServer) -> None:
     question = "CLI: show me"
-    code, out, _ = await run_cli("ask", "--url", server.url, question)
-    assert code == 0
+    code, out, err = await run_cli("ask", "--url", server.url, question)
+    assert code == 0, err
+    thread_id = printed_thread(err)
     sdk = get_client(url=server.url, api_key=None)
-    threads = await sdk.threads.search(limit=50)
-    await sdk.aclose()
-    # The newest thread is the one `ask` just created.
-    thread_id = max(threads, key=lambda t: t["created_at"])["thread_id"]
+    try:
+        assert (await sdk.threads.get(thread_id))["thread_id"] == thread_id
+    finally:
+        await sdk.aclose()
     code, shown, err = await run_cli("show", "--url", server.url, "--wait", "5", thread_id)
     assert code == 0, err
     assert shown == out
+
+
+async def test_ask_thread_continues_a_thread(server: DevServer) -> None:
+    code, _, err = await run_cli("ask", "--url", server.url, "CLI: first turn?")
+    assert code == 0, err
+    thread_id = printed_thread(err)
+    second = "CLI: second turn?"
+
+    code, out, err = await run_cli("ask", "--url", server.url, "--thread", thread_id, second)
+
+    assert code == 0, err
+    assert printed_thread(err) == thread_id
+    assert out == answer_for(second, [notes_for(second)]) + "\n"
+    sdk = get_client(url=server.url, api_key=None)
+    try:
+        state = await sdk.threads.get_state(thread_id)
+    finally:
+        await sdk.aclose()
+    humans = [m["content"] for m in state["values"]["messages"] if m["type"] == "human"]
+    assert humans == ["CLI: first turn?", second]
 
 
 async def test_unknown_thread_exits_non_zero_with_one_line(server: DevServer) -> None:
@@ -82,6 +111,76 @@ async def test_unreachable_server_exits_non_zero_with_one_line() -> None:
     code, _, err = await run_cli("show", "--url", f"http://127.0.0.1:{free_port()}", "abc")
     assert code == 4
     assert err.count("\n") == 1 and "could not reach" in err
+
+
+# ------------------------------------------------------------------ --help
+
+
+def formatted_help(*args: str) -> str:
+    root = parser()
+    if not args:
+        return root.format_help()
+    commands = next(a for a in root._actions if isinstance(a, argparse._SubParsersAction))
+    return commands.choices[args[0]].format_help()
+
+
+def option_help(text: str, option: str) -> str:
+    """The help of ``option``: its line and the indented lines after it, joined."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith(option))
+    block = [lines[start]]
+    for line in lines[start + 1 :]:
+        if not line.startswith(" " * 10) or line.strip().startswith("-"):
+            break
+        block.append(line)
+    return " ".join(" ".join(block).split())
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "words"),
+    [
+        ("ask", "--url", ["default", "$EVOSCIENTIST_URL", "http://127.0.0.1:2024"]),
+        ("ask", "--assistant", ["default: EvoScientist"]),
+        ("ask", "--thread", ["default: a new one", "stderr"]),
+        ("ask", "--max-wait", ["default: 240 seconds"]),
+        ("ask", "--stall-timeout", ["default: 15 seconds"]),
+        ("show", "--url", ["default", "$EVOSCIENTIST_URL", "http://127.0.0.1:2024"]),
+        ("show", "--wait", ["default: 0 seconds"]),
+        ("show", "--run-id", ["default: the thread's latest turn"]),
+    ],
+)
+def test_help_describes_each_option_with_default_and_unit(
+    command: str, option: str, words: list[str]
+) -> None:
+    described = option_help(formatted_help(command), option)
+    for word in words:
+        assert word in described, described
+
+
+@pytest.mark.parametrize("command", [(), ("ask",), ("show",)])
+def test_help_lists_the_exit_codes_without_rest_markup(command: tuple[str, ...]) -> None:
+    text = formatted_help(*command)
+    assert "exit codes:" in text
+    for code in range(5):
+        assert f"\n  {code}  " in text
+    assert "`" not in text
+
+
+def test_the_url_default_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert parser().parse_args(["show", "t"]).url == "http://127.0.0.1:2024"
+    monkeypatch.setenv("EVOSCIENTIST_URL", "http://127.0.0.1:2124")
+    assert parser().parse_args(["show", "t"]).url == "http://127.0.0.1:2124"
+    assert parser().parse_args(["ask", "q"]).url == "http://127.0.0.1:2124"
+    assert parser().parse_args(["ask", "--url", "http://h:1", "q"]).url == "http://h:1"
+
+
+async def test_python_m_help_names_itself() -> None:
+    code, out, err = await run_cli("--help")
+    assert code == 0, err
+    assert out.startswith("usage: python -m EvoScientist.recovery ")
+    code, out, _ = await run_cli("ask", "--help")
+    assert out.startswith("usage: python -m EvoScientist.recovery ask ")
+    assert "evosci-answer" not in out
 
 
 async def test_terminal_redraws_in_place(server: DevServer) -> None:

@@ -2,8 +2,9 @@
 
 The server runs with a 1 s silence bound (``EVOSCIENTIST_RUN_SILENCE_SECONDS``), far
 shorter than the 4 s its slow tool stays silent: a run it executes is still never
-called lost. API cancels (``interrupt`` and ``rollback``) read as ``run_cancelled``;
-a ``run_id`` the server does not know is a 404 ``run_not_found`` at once, even under
+called lost. An API cancel (``interrupt``) reads as ``run_cancelled``; a ``rollback``
+deletes the run and its checkpoints, so the thread reads as it was before it; a
+``run_id`` the server does not know is a 404 ``run_not_found`` at once, even under
 ``wait=``; a run queued behind another, with nothing written yet, is ``pending``.
 """
 
@@ -100,14 +101,13 @@ async def test_a_slow_tool_call_is_never_reported_lost(server: DevServer) -> Non
     assert unfinished and max(unfinished) - min(unfinished) > 2.0, seen
 
 
-@pytest.mark.parametrize("action", ["interrupt", "rollback"])
-async def test_an_api_cancel_is_a_cancelled_run(server: DevServer, action: str) -> None:
-    question = f"Cancel this one ({action})?"
+async def test_an_api_cancel_is_a_cancelled_run(server: DevServer) -> None:
+    question = "Cancel this one (interrupt)?"
     run = await start_run(server, ASSISTANT, question)
     await under_way(server, run["thread_id"])
     client = get_client(url=server.url, api_key=None)
     try:
-        await client.runs.cancel(run["thread_id"], run["run_id"], wait=True, action=action)
+        await client.runs.cancel(run["thread_id"], run["run_id"], wait=True, action="interrupt")
     finally:
         await client.aclose()
     full = answer_for(question, [notes_for(question)])
@@ -121,6 +121,35 @@ async def test_an_api_cancel_is_a_cancelled_run(server: DevServer, action: str) 
         assert body["error"]["retryable"] is False
         assert body["content"] != full and full.startswith(body["content"]), body
     assert len({b["content"] for b in bodies}) == 1  # the same answer every time
+
+
+async def test_a_rolled_back_run_is_gone_and_the_thread_reads_as_before(
+    server: DevServer,
+) -> None:
+    """``action=rollback`` deletes the run and, through the checkpointer's
+    ``adelete_for_runs``, its checkpoints: the previous turn is the answer again."""
+    first_question = "Keep this turn?"
+    first = await start_run(server, ASSISTANT, first_question)
+    client = get_client(url=server.url, api_key=None)
+    try:
+        await client.runs.join(first["thread_id"], first["run_id"])
+        second = await start_run(
+            server, ASSISTANT, "Roll this one back?", thread_id=first["thread_id"]
+        )
+        await under_way(server, first["thread_id"], messages=7)  # 4 of turn 1, 3 of turn 2
+        await client.runs.cancel(first["thread_id"], second["run_id"], wait=True, action="rollback")
+    finally:
+        await client.aclose()
+
+    for params in ({"run_id": second["run_id"]}, {"run_id": second["run_id"], "wait": "5"}):
+        started = time.monotonic()
+        response = await final_answer(server, first["thread_id"], **params)
+        assert_error(response, 404, "run_not_found", retryable=False)
+        assert time.monotonic() - started < 5
+    body = (await final_answer(server, first["thread_id"])).json()
+    assert (body["status"], body["complete"]) == ("success", True), body
+    assert body["run_id"] == first["run_id"]
+    assert body["content"] == answer_for(first_question, [notes_for(first_question)])
 
 
 async def test_a_run_id_the_server_does_not_know_is_404_at_once(server: DevServer) -> None:

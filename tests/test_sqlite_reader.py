@@ -198,7 +198,9 @@ async def test_unreadable_file_is_503_and_left_alone(tmp_path: Path) -> None:
     async with answer_client(db_path) as client:
         response = await client.get(route("a1b2c3d4"))
     assert response.status_code == 503
-    assert response.json()["error"]["code"] == "store_unavailable"
+    # Not a database at all: retrying will not heal it (issue 12).
+    assert response.json()["error"]["code"] == "store_damaged"
+    assert response.json()["error"]["retryable"] is False
     assert digest(db_path) == before
 
 

@@ -6,9 +6,10 @@ Also runs on its own: ``uvicorn EvoScientist.langgraph_dev.http:app`` serves
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -18,7 +19,9 @@ from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive
 
+from EvoScientist.langgraph_dev import quiet_logs
 from EvoScientist.langgraph_dev.openapi import OPENAPI_PATH, openapi_document
 from EvoScientist.langgraph_dev.params import InvalidRequest, parse_query
 from EvoScientist.langgraph_dev.responses import (
@@ -35,6 +38,7 @@ from EvoScientist.store.api_reader import inside_langgraph_server
 from EvoScientist.store.errors import (
     CheckpointUnreadable,
     RunNotFound,
+    StoreDamaged,
     StoreUnavailable,
     ThreadNotFound,
 )
@@ -108,7 +112,58 @@ def _service(request: Request) -> FinalAnswerService:
     return state.final_answer_service
 
 
+# The route's methods. Inside langgraph dev a method a route lacks falls through to
+# the server's own routes and ends in a bare 404, which a client reads as "route
+# absent" (F2a): the route takes every method and refuses the others itself.
+ROUTE_METHODS = ("GET", "HEAD")
+REFUSED_METHODS = ("POST", "PUT", "DELETE", "PATCH")
+
+
+# The access log's word for a request whose client left first (nginx's convention).
+CLIENT_GONE_STATUS = 499
+
+
+class ClientGone(Exception):
+    """The client disconnected while its request was held."""
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Return once the client has gone (the request's body, if any, is drained)."""
+    try:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+    except Exception:  # a server that cannot receive any more has lost its client too
+        return
+
+
+async def until_client_gone(request: Request, work: Awaitable[Any]) -> Any:
+    """``work``'s result, or ``ClientGone`` as soon as the client disconnects: a held
+    request then stops at once (no further reads) instead of at the end of its wait."""
+    task = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnected(request.receive))
+    try:
+        await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not task.done():
+            task.cancel()
+    if not task.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        raise ClientGone
+    return task.result()
+
+
 async def get_final_answer(request: Request) -> Response:
+    if request.method not in ROUTE_METHODS:
+        response = error_response(
+            405,
+            "method_not_allowed",
+            f"{request.method} is not allowed here; use GET or HEAD",
+            retryable=False,
+        )
+        response.headers["Allow"] = ", ".join(ROUTE_METHODS)
+        return response
     try:
         query = parse_query(request.path_params["thread_id"], request.query_params)
     except InvalidRequest as exc:
@@ -121,15 +176,18 @@ async def get_final_answer(request: Request) -> Response:
     try:
         async with auth_context(request):
             if query.wait:
-                answer = await service.wait(
-                    query.thread_id,
-                    query.run_id,
-                    query.wait,
-                    changed=lambda a: (
-                        bool(if_none_match)
-                        and not etag_matches(if_none_match, answer_etag(a, representation))
+                answer = await until_client_gone(
+                    request,
+                    service.wait(
+                        query.thread_id,
+                        query.run_id,
+                        query.wait,
+                        changed=lambda a: (
+                            bool(if_none_match)
+                            and not etag_matches(if_none_match, answer_etag(a, representation))
+                        ),
+                        user_id=user_id,
                     ),
-                    user_id=user_id,
                 )
             else:
                 answer = await service.read(query.thread_id, query.run_id, user_id=user_id)
@@ -142,6 +200,17 @@ async def get_final_answer(request: Request) -> Response:
             404,
             "run_not_found",
             f"run {query.run_id!r} not found on thread {query.thread_id!r}",
+            retryable=False,
+        )
+    except ClientGone:
+        # Nobody reads this; a status of its own keeps access logs truthful.
+        return Response(status_code=CLIENT_GONE_STATUS)
+    except StoreDamaged as exc:
+        logger.error("thread %s: the store is damaged: %s", query.thread_id, exc)
+        return error_response(
+            503,
+            "store_damaged",
+            "the session store is damaged (not a database, or corrupt); see the server log",
             retryable=False,
         )
     except CheckpointUnreadable as exc:
@@ -188,12 +257,13 @@ def create_app(service_factory: ServiceFactory = FinalAnswerService.from_environ
             Route(
                 "/api/threads/{thread_id:any_text}/final-answer",
                 get_final_answer,
-                methods=["GET"],
+                methods=[*ROUTE_METHODS, *REFUSED_METHODS],
             ),
         ],
         lifespan=lifespan,
     )
     app.state.service_factory = service_factory
+    quiet_logs.install()
     app.state.final_answer_service = None
     return app
 

@@ -34,6 +34,8 @@ ERROR_SCHEMA: dict[str, Any] = {
                         "invalid_request",
                         "store_unavailable",
                         "checkpoint_unreadable",
+                        "store_damaged",
+                        "method_not_allowed",
                     ],
                 },
                 "message": {"type": "string"},
@@ -132,10 +134,13 @@ MODELS_SCHEMA: dict[str, Any] = {
 }
 
 
-def _error(description: str) -> dict[str, Any]:
+def _error(description: str, **headers: Any) -> dict[str, Any]:
     return {
         "description": description,
-        "headers": {"Cache-Control": {"schema": {"type": "string", "const": "no-store"}}},
+        "headers": {
+            "Cache-Control": {"schema": {"type": "string", "const": "no-store"}},
+            **headers,
+        },
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
     }
 
@@ -219,9 +224,23 @@ FINAL_ANSWER_OPERATION: dict[str, Any] = {
         ),
         "422": _error("invalid_request: a malformed thread id or parameter"),
         "503": _error(
-            "store_unavailable (retryable: the store could not be read in time) or "
-            "checkpoint_unreadable (not retryable: the stored checkpoint cannot be decoded)"
+            "store_unavailable (retryable: the store could not be read in time, or the "
+            "fallback API answered something that is not a thread state), "
+            "checkpoint_unreadable (not retryable: the stored checkpoint cannot be decoded) or "
+            "store_damaged (not retryable: the store file is not a database or is corrupt)"
         ),
+    },
+}
+
+# Every other method on the route: inside langgraph dev a bare 404 would say "route
+# absent" to a client (F2a), so each is refused in the documented shape.
+REFUSED_OPERATION: dict[str, Any] = {
+    "summary": "Not allowed: the route is read-only",
+    "responses": {
+        "405": _error(
+            "method_not_allowed: use GET or HEAD",
+            Allow={"required": True, "schema": {"type": "string", "const": "GET, HEAD"}},
+        )
     },
 }
 
@@ -247,7 +266,13 @@ def openapi_document() -> dict[str, Any]:
         },
         "paths": {
             "/api/models": {"get": MODELS_OPERATION},
-            "/api/threads/{thread_id}/final-answer": {"get": FINAL_ANSWER_OPERATION},
+            "/api/threads/{thread_id}/final-answer": {
+                "get": FINAL_ANSWER_OPERATION,
+                **{
+                    method: {**REFUSED_OPERATION, "operationId": f"{method}FinalAnswer"}
+                    for method in ("post", "put", "delete", "patch")
+                },
+            },
         },
         "components": {
             "schemas": {

@@ -1,4 +1,8 @@
-"""Validate the route's path and query parameters; every failure is a 422."""
+"""Validate the route's path and query parameters; every failure is a 422.
+
+A parameter given empty (``?wait=&run_id=``, as a form or URL template leaves an unset
+field) means its default, the same as leaving it out.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ MAX_ID_LENGTH = 256
 MAX_WAIT_SECONDS = 60.0
 FORMATS = ("json", "text")
 _TRUE = {"true", "1", "yes"}
-_FALSE = {"false", "0", "no", ""}
+_FALSE = {"false", "0", "no"}
 
 
 class InvalidRequest(ValueError):
@@ -36,14 +40,15 @@ def validate_id(value: str, name: str) -> str:
 
 
 def _single(params: QueryParams, name: str) -> str | None:
+    """The parameter's one value; ``None`` when absent or empty (its default)."""
     values = params.getlist(name)
     if len(values) > 1:
         raise InvalidRequest(f"{name} given more than once")
-    return values[0] if values else None
+    return values[0] if values and values[0] != "" else None
 
 
 def parse_wait(raw: str | None) -> float:
-    if raw is None:
+    if raw is None or raw == "":
         return 0.0
     try:
         seconds = float(raw)
@@ -55,7 +60,7 @@ def parse_wait(raw: str | None) -> float:
 
 
 def parse_bool(raw: str | None, name: str) -> bool:
-    if raw is None:
+    if raw is None or raw == "":
         return False
     lowered = raw.strip().lower()
     if lowered in _TRUE:

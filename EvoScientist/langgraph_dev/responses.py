@@ -10,17 +10,21 @@ from urllib.parse import quote
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from EvoScientist.answer.result import FinalAnswer
+from EvoScientist.store.lru import LruCache
 
 NO_STORE = {"Cache-Control": "no-store"}
 
 
-class SafeJSONResponse(JSONResponse):
+def render_json(content: Any) -> bytes:
     """JSON that never fails on a value langgraph stored (interrupt payloads may be anything)."""
+    return json.dumps(content, ensure_ascii=False, separators=(",", ":"), default=str).encode(
+        "utf-8"
+    )
 
+
+class SafeJSONResponse(JSONResponse):
     def render(self, content: Any) -> bytes:
-        return json.dumps(content, ensure_ascii=False, separators=(",", ":"), default=str).encode(
-            "utf-8"
-        )
+        return render_json(content)
 
 
 def error_response(status_code: int, code: str, message: str, *, retryable: bool) -> Response:
@@ -32,12 +36,22 @@ def error_response(status_code: int, code: str, message: str, *, retryable: bool
     return SafeJSONResponse(body, status_code=status_code, headers=headers)
 
 
+# Digests of recent answers. A commit wakes every long-poll of the thread with the same
+# answer object; each would otherwise serialise and hash it again.
+_digests: LruCache[int, tuple[FinalAnswer, str]] = LruCache(256)
+
+
 def answer_etag(answer: FinalAnswer, representation: str) -> str:
     """A strong validator of everything the body can show, per representation."""
-    payload = json.dumps(
-        answer.to_json(include_reasoning=True), sort_keys=True, default=str, ensure_ascii=False
-    )
-    digest = hashlib.blake2b(payload.encode("utf-8"), digest_size=12).hexdigest()
+    known = _digests.get(id(answer))
+    if known is not None and known[0] is answer:  # the entry holds it: the id is its own
+        digest = known[1]
+    else:
+        payload = json.dumps(
+            answer.to_json(include_reasoning=True), sort_keys=True, default=str, ensure_ascii=False
+        )
+        digest = hashlib.blake2b(payload.encode("utf-8"), digest_size=12).hexdigest()
+        _digests.put(id(answer), (answer, digest))
     return f'"{digest}-{representation}"'
 
 
@@ -61,10 +75,19 @@ def not_modified(etag: str) -> Response:
     return Response(status_code=304, headers={**NO_STORE, "ETag": etag})
 
 
+# Bodies of recent answers: every long-poll a commit wakes sends the same one.
+_bodies: LruCache[tuple[int, bool], tuple[FinalAnswer, bytes]] = LruCache(256)
+
+
 def json_answer(answer: FinalAnswer, etag: str, *, include_reasoning: bool) -> Response:
-    return SafeJSONResponse(
-        answer.to_json(include_reasoning=include_reasoning), headers=answer_headers(answer, etag)
-    )
+    key = (id(answer), include_reasoning)
+    known = _bodies.get(key)
+    if known is not None and known[0] is answer:
+        body = known[1]
+    else:
+        body = render_json(answer.to_json(include_reasoning=include_reasoning))
+        _bodies.put(key, (answer, body))
+    return Response(body, media_type="application/json", headers=answer_headers(answer, etag))
 
 
 def text_answer(answer: FinalAnswer, etag: str) -> Response:

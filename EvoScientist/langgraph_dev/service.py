@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -16,6 +15,7 @@ from EvoScientist import settings
 from EvoScientist.answer.result import FinalAnswer, run_state, with_run_state, with_thread_status
 from EvoScientist.answer.run_liveness import ServerRuns, Writer, judge
 from EvoScientist.answer.status import RunStatus
+from EvoScientist.langgraph_dev.waiting import LongPolls
 from EvoScientist.store.api_reader import ApiAnswerReader, inside_langgraph_server
 from EvoScientist.store.base import CheckpointAnswerReader
 from EvoScientist.store.errors import RunNotFound, StoreUnavailable, ThreadNotFound
@@ -25,12 +25,6 @@ from EvoScientist.store.sqlite_reader import SqliteAnswerReader
 
 logger = logging.getLogger(__name__)
 
-# Long-poll pacing. A direct read wakes on the store's own change signal; these bound
-# the sleeps where no signal exists or where the server's status may lag the store.
-API_POLL_SECONDS = 0.1  # reading through the API: no change signal, poll
-CATCH_UP_POLL_SECONDS = 0.05  # checkpoint says done, server still says busy: soon
-SERVER_STATUS_POLL_SECONDS = 2.0  # a run may die without writing: recheck the server
-STORE_POLL_SECONDS = 5.0  # standalone: a safety net under the change signal
 # The longest one read may take (a locked store, a slow API): past it the request ends
 # in a retryable 503 instead of hanging. A long-poll gets its ``wait`` on top.
 READ_DEADLINE_SECONDS = 5.0
@@ -54,6 +48,7 @@ class FinalAnswerService:
         self.shared_store = shared_store
         self.silence_bound = silence_bound
         self.runtime_status = RuntimeThreadStatus()
+        self.long_polls = LongPolls(self)
 
     @classmethod
     def from_environment(cls) -> FinalAnswerService:
@@ -75,6 +70,7 @@ class FinalAnswerService:
         )
 
     async def close(self) -> None:
+        await self.long_polls.close()
         if self.direct is not None:
             await self.direct.close()
         if self.api is not None:
@@ -85,9 +81,12 @@ class FinalAnswerService:
             return None
         if self.api.url is None:  # this process is the server: read its own table
             try:
-                return self.runtime_status.status(thread_id)
+                status = self.runtime_status.status(thread_id)
             except RuntimeUnavailable:
                 pass  # another runtime: ask it through the API
+            else:
+                self.api.observed(thread_id, status)
+                return status
         try:
             return await self.api.thread_status(thread_id)
         except StoreUnavailable:
@@ -198,29 +197,9 @@ class FinalAnswerService:
         *,
         user_id: str | None = None,
     ) -> FinalAnswer:
-        """Hold until the run is complete, ``changed(answer)`` holds, or time is up.
-
-        Each read has its own deadline, so the request ends by ``seconds`` plus one.
-        """
-        deadline = time.monotonic() + seconds
-        while True:
-            # Taken before the read: a commit landing during it ends the next wait at once.
-            token = self.direct.change_token(thread_id) if self.direct is not None else None
-            answer, server_lags = await self._read(thread_id, run_id, user_id)
-            if answer.complete or (changed is not None and changed(answer)):
-                return answer
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return answer
-            if server_lags:
-                await asyncio.sleep(min(CATCH_UP_POLL_SECONDS, remaining))
-            elif answer.source == "checkpointer" and self.direct is not None:
-                cap = (
-                    SERVER_STATUS_POLL_SECONDS if inside_langgraph_server() else STORE_POLL_SECONDS
-                )
-                await self.direct.wait_for_change(thread_id, token, min(cap, remaining))
-            else:
-                await asyncio.sleep(min(API_POLL_SECONDS, remaining))
+        """Hold until the run is complete, ``changed(answer)`` holds, or time is up
+        (``EvoScientist.langgraph_dev.waiting``: one shared poll per thread)."""
+        return await self.long_polls.wait(thread_id, run_id, seconds, changed, user_id=user_id)
 
 
 def _silent_for(updated_at: str | None) -> float | None:

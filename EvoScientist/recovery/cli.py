@@ -1,8 +1,8 @@
 """``evosci-answer`` / ``python -m EvoScientist.recovery``: ask, or show a thread's answer.
 
-Exit codes: 0 the answer is complete; 1 the run failed; 3 still not complete when the
-wait ran out; 4 the thread or server could not be reached. Anything but 0 prints one
-line on stderr saying why.
+Exit codes (``EXIT_CODES``, also in ``--help``): 0 the answer is complete; 1 the run
+failed; 2 bad command line; 3 still not complete when the wait ran out; 4 the thread or
+server could not be reached. Anything but 0 prints one line on stderr saying why.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import os
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -18,13 +20,34 @@ from typing import Any, TextIO
 import httpx
 from langgraph_sdk import get_client
 
-from EvoScientist.recovery.client import DEFAULT_MAX_WAIT, stream_with_recovery
+from EvoScientist.recovery.client import (
+    DEFAULT_MAX_WAIT,
+    DEFAULT_STALL_TIMEOUT,
+    stream_with_recovery,
+)
 from EvoScientist.recovery.reconcile import Reconciler, RunGone, ThreadGone, Unrecoverable
 
 EXIT_OK = 0
 EXIT_RUN_FAILED = 1
 EXIT_INCOMPLETE = 3
 EXIT_UNREACHABLE = 4
+URL_ENV = "EVOSCIENTIST_URL"
+DEFAULT_URL = "http://127.0.0.1:2024"
+DEFAULT_ASSISTANT = "EvoScientist"
+DESCRIPTION = (
+    "Ask the EvoScientist agent served by langgraph dev a question and print its final "
+    "answer, recovered from the run's checkpoint if the stream drops; or print a "
+    "thread's final answer."
+)
+EXIT_CODES = f"""exit codes:
+  {EXIT_OK}  the answer is complete (printed on stdout)
+  {EXIT_RUN_FAILED}  the run failed
+  2  bad command line
+  {EXIT_INCOMPLETE}  the run was still not complete when the wait ran out
+     (the answer may be partial)
+  {EXIT_UNREACHABLE}  the thread (or run) was not found, or the server could not be reached
+     or refused the request
+Anything but 0 prints one line on stderr saying why."""
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
@@ -92,6 +115,9 @@ async def ask(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             thread_id = (await client.threads.create())["thread_id"]
         finally:
             await client.aclose()
+    # On stderr, so stdout stays the answer alone: ``show`` and ``--thread`` take it.
+    err.write(f"thread: {thread_id}\n")
+    err.flush()
     spinner: asyncio.Task[None] | None = None
 
     def start_spinner() -> None:
@@ -130,30 +156,92 @@ async def show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return _exit_code(answer, err)
 
 
-def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="evosci-answer", description=__doc__.splitlines()[0])
-    commands = root.add_subparsers(dest="command", required=True)
+def _wrap(text: str) -> str:
+    # The raw formatter keeps the exit-code table's lines; prose is wrapped here.
+    return textwrap.fill(text, 79)
 
-    ask_cmd = commands.add_parser("ask", help="stream an answer, recovering it if the stream drops")
-    ask_cmd.add_argument("--url", default="http://127.0.0.1:2024")
-    ask_cmd.add_argument("--assistant", default="EvoScientist")
-    ask_cmd.add_argument("--thread", help="continue this thread (default: a new one)")
-    ask_cmd.add_argument("--max-wait", type=float, default=DEFAULT_MAX_WAIT)
-    ask_cmd.add_argument("--stall-timeout", type=float, default=15.0)
-    ask_cmd.add_argument("question")
 
-    show_cmd = commands.add_parser("show", help="print a thread's final answer")
-    show_cmd.add_argument("--url", default="http://127.0.0.1:2024")
-    show_cmd.add_argument("--wait", type=float, default=0.0, help="follow the run up to N seconds")
-    show_cmd.add_argument("--run-id")
-    show_cmd.add_argument("thread_id")
+def parser(prog: str = "evosci-answer") -> argparse.ArgumentParser:
+    url_default = os.environ.get(URL_ENV, "").strip() or DEFAULT_URL
+    url_help = f"the langgraph API's base URL (default: ${URL_ENV}, else {DEFAULT_URL})"
+    common: dict[str, Any] = {
+        "epilog": EXIT_CODES,
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
+    root = argparse.ArgumentParser(prog=prog, description=_wrap(DESCRIPTION), **common)
+    commands = root.add_subparsers(dest="command", required=True, metavar="{ask,show}")
+
+    ask_cmd = commands.add_parser(
+        "ask",
+        help="stream an answer, recovering it if the stream drops",
+        description=_wrap(
+            "Stream the agent's answer to QUESTION on stdout; the thread's id goes to "
+            "stderr. If the stream drops, the answer is completed from the run's checkpoint."
+        ),
+        **common,
+    )
+    ask_cmd.add_argument("--url", default=url_default, help=url_help)
+    ask_cmd.add_argument(
+        "--assistant",
+        default=DEFAULT_ASSISTANT,
+        help="the assistant (graph) id to run (default: %(default)s)",
+    )
+    ask_cmd.add_argument(
+        "--thread",
+        metavar="THREAD_ID",
+        help="continue this thread (default: a new one; either way its id is printed on stderr)",
+    )
+    ask_cmd.add_argument(
+        "--max-wait",
+        type=float,
+        default=DEFAULT_MAX_WAIT,
+        metavar="SECONDS",
+        help="after the stream ends, follow the run this long at most until it settles "
+        "(default: %(default)g seconds)",
+    )
+    ask_cmd.add_argument(
+        "--stall-timeout",
+        type=float,
+        default=DEFAULT_STALL_TIMEOUT,
+        metavar="SECONDS",
+        help="treat the stream as dropped after this long without a byte; the server sends "
+        "a heartbeat every 5 seconds (default: %(default)g seconds)",
+    )
+    ask_cmd.add_argument("question", help="the question to ask")
+
+    show_cmd = commands.add_parser(
+        "show",
+        help="print a thread's final answer",
+        description=_wrap(
+            "Print the final answer of THREAD_ID's latest turn (or of one run) on stdout."
+        ),
+        **common,
+    )
+    show_cmd.add_argument("--url", default=url_default, help=url_help)
+    show_cmd.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="follow a run still in progress this long at most until it settles "
+        "(default: %(default)g seconds: answer at once)",
+    )
+    show_cmd.add_argument(
+        "--run-id",
+        metavar="RUN_ID",
+        help="the answer of this run (default: the thread's latest turn)",
+    )
+    show_cmd.add_argument("thread_id", metavar="THREAD_ID", help="the thread, as ask printed it")
     return root
 
 
 def main(
-    argv: Sequence[str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr
+    argv: Sequence[str] | None = None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    prog: str = "evosci-answer",
 ) -> int:
-    args = parser().parse_args(argv)
+    args = parser(prog).parse_args(argv)
     command = ask if args.command == "ask" else show
     try:
         return asyncio.run(command(args, out, err))

@@ -8,7 +8,9 @@ direct path what the server thinks of the thread (``idle``/``busy``/…).
 from __future__ import annotations
 
 import sys
-from typing import Any
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import httpx
 from langgraph_sdk import get_client
@@ -17,7 +19,9 @@ from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
 
 from EvoScientist.answer.result import FinalAnswer, pending_answer
 from EvoScientist.answer.state import answer_from_state
-from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
+from EvoScientist.langgraph_dev.quiet_logs import our_api_calls
+from EvoScientist.store import api_shapes
+from EvoScientist.store.errors import ApiInvalid, StoreUnavailable, ThreadNotFound
 
 API_TIMEOUT_SECONDS = 10.0
 
@@ -26,6 +30,34 @@ API_TIMEOUT_SECONDS = 10.0
 UNKNOWN_THREAD = (NotFoundError, UnprocessableEntityError)
 # Where langgraph-api records the authenticated user of a run in checkpoint metadata.
 AUTH_USER_KEY = "langgraph_auth_user_id"
+# Threads asked about in one status search.
+SEARCH_CHUNK = 500
+
+T = TypeVar("T")
+
+
+def api_thread_id(thread_id: str) -> bool:
+    """Whether the langgraph API could hold this id: it takes UUIDs only, and answers
+    any other id (a TUI session's 8-hex id) with a 4xx that it logs as a warning."""
+    try:
+        uuid.UUID(thread_id)
+    except ValueError:
+        return False
+    return True
+
+
+async def _call(request: Awaitable[T]) -> T:
+    """One API call, its failures as this module's errors: an unknown thread, an API
+    that could not be reached, or one that answered something that is not JSON."""
+    try:
+        with our_api_calls():
+            return await request
+    except UNKNOWN_THREAD:
+        raise
+    except (httpx.HTTPError, OSError) as exc:
+        raise StoreUnavailable(f"langgraph API: {type(exc).__name__}: {exc}") from exc
+    except (ValueError, TypeError) as exc:  # an HTML page, a body cut short
+        raise ApiInvalid(f"the langgraph API answered no JSON: {type(exc).__name__}") from exc
 
 
 def inside_langgraph_server() -> bool:
@@ -37,6 +69,9 @@ class ApiAnswerReader:
     def __init__(self, url: str | None) -> None:
         self.url = url
         self._client: LangGraphClient | None = None
+        # Told every status a read learns (the long-polls' status watch: a read's own
+        # status is then its baseline, not a change).
+        self.on_status: Callable[[str, str | None], None] | None = None
 
     @classmethod
     def for_environment(cls, url: str | None) -> ApiAnswerReader | None:
@@ -57,12 +92,12 @@ class ApiAnswerReader:
             self._client = None
 
     async def thread(self, thread_id: str) -> dict[str, Any]:
+        if not api_thread_id(thread_id):
+            raise ThreadNotFound(thread_id)
         try:
-            return dict(await self.client.threads.get(thread_id))
+            return api_shapes.thread_record(await _call(self.client.threads.get(thread_id)))
         except UNKNOWN_THREAD as exc:
             raise ThreadNotFound(thread_id) from exc
-        except (httpx.HTTPError, OSError) as exc:
-            raise StoreUnavailable(f"langgraph API: {type(exc).__name__}: {exc}") from exc
 
     async def thread_status(self, thread_id: str) -> str | None:
         """The server's status of the thread, or None when it does not know the thread.
@@ -70,15 +105,33 @@ class ApiAnswerReader:
         A search selecting only the status: ``threads.get`` would also serialise the
         thread's values (its whole message list) on every poll.
         """
-        try:
-            found = await self.client.threads.search(
-                ids=[thread_id], select=["thread_id", "status"], limit=1
-            )
-        except UNKNOWN_THREAD:
-            return None
-        except (httpx.HTTPError, OSError) as exc:
-            raise StoreUnavailable(f"langgraph API: {type(exc).__name__}: {exc}") from exc
-        return found[0].get("status") if found else None
+        status = (await self.thread_statuses([thread_id])).get(thread_id)
+        self.observed(thread_id, status)
+        return status
+
+    def observed(self, thread_id: str, status: str | None) -> None:
+        """Tell ``on_status`` what a read saw of the thread's server status (read here,
+        or from the in-memory runtime's own table by the caller)."""
+        if self.on_status is not None and api_thread_id(thread_id):
+            self.on_status(thread_id, status)
+
+    async def thread_statuses(self, thread_ids: list[str]) -> dict[str, str]:
+        """The statuses of the threads the server knows among ``thread_ids``, in one
+        search per ``SEARCH_CHUNK`` (ids it could not hold are not asked about)."""
+        ids = [thread_id for thread_id in thread_ids if api_thread_id(thread_id)]
+        found: dict[str, str] = {}
+        for start in range(0, len(ids), SEARCH_CHUNK):
+            chunk = ids[start : start + SEARCH_CHUNK]
+            try:
+                rows = await _call(
+                    self.client.threads.search(
+                        ids=chunk, select=["thread_id", "status"], limit=len(chunk)
+                    )
+                )
+            except UNKNOWN_THREAD:
+                continue
+            found.update(api_shapes.thread_statuses(rows, chunk))
+        return found
 
     async def read(
         self, thread_id: str, run_id: str | None = None, *, user_id: str | None = None
@@ -90,18 +143,23 @@ class ApiAnswerReader:
         status = thread.get("status")
         try:
             if run_id is None:
-                state: Any = await self.client.threads.get_state(thread_id)
+                state: Any = api_shapes.thread_state(
+                    await _call(self.client.threads.get_state(thread_id))
+                )
             else:
-                history = await self.client.threads.get_history(
-                    thread_id, limit=1, metadata={"run_id": run_id}
+                history = api_shapes.history(
+                    await _call(
+                        self.client.threads.get_history(
+                            thread_id, limit=1, metadata={"run_id": run_id}
+                        )
+                    ),
+                    limit=1,
                 )
                 if not history:
                     return pending_answer(thread_id, run_id, "api")
                 state = history[0]
         except UNKNOWN_THREAD as exc:
             raise ThreadNotFound(thread_id) from exc
-        except (httpx.HTTPError, OSError) as exc:
-            raise StoreUnavailable(f"langgraph API: {type(exc).__name__}: {exc}") from exc
         if not state.get("checkpoint") or not state["checkpoint"].get("checkpoint_id"):
             # A thread with no checkpoint yet: its first run has not written anything.
             return pending_answer(thread_id, run_id, "api")

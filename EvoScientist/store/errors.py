@@ -23,3 +23,14 @@ class CheckpointUnreadable(StoreUnavailable):
 
 class RunNotFound(Exception):
     """The server does not know this run on the thread, and no checkpoint carries it."""
+
+
+class ApiInvalid(StoreUnavailable):
+    """The langgraph API answered, but not with what its contract says (an HTML page,
+    JSON of another shape, an absurd size): nothing it said is passed on."""
+
+
+class StoreDamaged(StoreUnavailable):
+    """The store file is not a database, or its pages are corrupt: retrying will not
+    help until it is repaired or replaced (a locked or busy store is the retryable
+    ``StoreUnavailable``)."""

@@ -44,11 +44,11 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from EvoScientist.answer.result import FinalAnswer
 from EvoScientist.store import lazy
 from EvoScientist.store.base import CACHE_SIZE, CheckpointAnswerReader, Head
-from EvoScientist.store.change_signal import sleep_until
 from EvoScientist.store.errors import StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import saver_answer
 from EvoScientist.store.postgres_lazy import LazyDecoder, with_checkpoint_row
+from EvoScientist.store.watch import ThreadWatch
 
 logger = logging.getLogger(__name__)
 
@@ -188,12 +188,8 @@ class PostgresAnswerReader(CheckpointAnswerReader):
             weakref.WeakKeyDictionary()
         )
         self._open_lock = asyncio.Lock()
-        # The newest head seen per thread (by a read or a poll), how many requests wait
-        # on each thread, and the event the next poll of a thread sets.
-        self._seen: LruCache[str, Head | None] = LruCache(CACHE_SIZE)
-        self._waiters: dict[str, int] = {}
-        self._polled: dict[str, asyncio.Event] = {}
-        self._watcher: asyncio.Task[None] | None = None
+        # One query per poll checks every thread a long-poll waits on.
+        self.watch = ThreadWatch(self._watch_heads, _pause, idle_cap=CHANGE_POLL_SECONDS)
 
     # -- connections ----------------------------------------------------------------
 
@@ -215,10 +211,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
             return self._pool
 
     async def close(self) -> None:
-        if self._watcher is not None:
-            self._watcher.cancel()
-            await asyncio.gather(self._watcher, return_exceptions=True)
-            self._watcher = None
+        await self.watch.close()
         async with self._open_lock:
             pool, self._pool = self._pool, None
         if pool is not None:
@@ -312,61 +305,26 @@ class PostgresAnswerReader(CheckpointAnswerReader):
 
     def change_token(self, thread_id: str) -> object:
         """The thread's head as last seen (taken before a read that may be waited on)."""
-        return self._seen.get(thread_id, _UNSEEN)
+        return self.watch.token(thread_id)
 
     async def wait_for_change(self, thread_id: str, since: object, timeout: float) -> None:
         """Return once the thread's head differs from ``since`` (a ``change_token``),
         at once if it already does, or after ``timeout``. One task polls the heads of
         every waited-on thread (``WATCH_SQL``) and wakes their waiters after each poll."""
-        baseline = since if since is not _UNSEEN else self._seen.get(thread_id, _UNSEEN)
-        if baseline is not _UNSEEN and self._seen.get(thread_id, _UNSEEN) != baseline:
-            return  # a read since the token already saw another head
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        self._waiters[thread_id] = self._waiters.get(thread_id, 0) + 1
-        try:
-            if self._watcher is None or self._watcher.done():
-                self._watcher = asyncio.create_task(self._watch())
-            while (remaining := deadline - loop.time()) > 0:
-                polled = self._polled.setdefault(thread_id, asyncio.Event())
-                await sleep_until(polled, remaining)
-                if not polled.is_set():
-                    return  # time is up
-                current = self._seen.get(thread_id, _UNSEEN)
-                if baseline is _UNSEEN:
-                    baseline = current
-                elif current != baseline:
-                    return
-        finally:
-            self._waiters[thread_id] -= 1
-            if not self._waiters[thread_id]:
-                del self._waiters[thread_id]
+        await self.watch.wait(thread_id, since, timeout)  # type: ignore[arg-type]
 
-    async def _watch(self) -> None:
-        while self._waiters:
-            thread_ids = list(self._waiters)
-            heads: dict[str, Head] | None
+    async def _watch_heads(self, thread_ids: list[str]) -> dict[str, Any]:
+        async with self._connection() as conn:
             try:
-                async with self._connection() as conn:
-                    try:
-                        cur = await conn.execute(
-                            WATCH_SQL, {"thread_ids": thread_ids, "agent_name": self.agent_name}
-                        )
-                        heads = {row["thread_id"]: _head(row) for row in await cur.fetchall()}
-                    except psycopg.errors.UndefinedTable:
-                        heads = {}
-            except StoreUnavailable:
-                heads = None  # nothing learnt: the waiters wait on
-            if heads is not None:
-                for thread_id in thread_ids:
-                    self._remember(thread_id, heads.get(thread_id))
-                    polled = self._polled.pop(thread_id, None)
-                    if polled is not None:
-                        polled.set()
-            await asyncio.sleep(CHANGE_POLL_SECONDS)
+                cur = await conn.execute(
+                    WATCH_SQL, {"thread_ids": thread_ids, "agent_name": self.agent_name}
+                )
+                return {row["thread_id"]: _head(row) for row in await cur.fetchall()}
+            except psycopg.errors.UndefinedTable:
+                return {}
 
     def _remember(self, thread_id: str, head: Head | None) -> None:
-        self._seen.put(thread_id, head)
+        self.watch.remember(thread_id, head)
 
     # -- decoding ---------------------------------------------------------------------
 
@@ -386,8 +344,8 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         return await saver_answer(saver, thread_id, checkpoint_id)
 
 
-# No head seen yet for a thread: the first poll sets the baseline.
-_UNSEEN: Any = object()
+async def _pause(timeout: float) -> None:
+    await asyncio.sleep(CHANGE_POLL_SECONDS)
 
 
 def _head(row: dict[str, Any]) -> Head:

@@ -16,7 +16,9 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
 
 from EvoScientist.answer.run_liveness import ServerRuns
-from EvoScientist.store.errors import StoreUnavailable
+from EvoScientist.langgraph_dev.quiet_logs import our_api_calls
+from EvoScientist.store.api_reader import api_thread_id
+from EvoScientist.store.errors import ApiInvalid, StoreUnavailable
 
 # The newest runs of a thread read in one call; a run further back is asked for alone.
 RUNS_PAGE = 100
@@ -31,18 +33,38 @@ async def server_runs(
 ) -> ServerRuns:
     """The thread's status and its runs' statuses; ``wanted`` run ids are looked up
     one by one when the first page does not hold them."""
+    if not api_thread_id(thread_id):
+        return ServerRuns(thread_status)  # an id the API cannot hold has no runs there
     try:
-        listed = await client.runs.list(thread_id, limit=RUNS_PAGE, select=["run_id", "status"])
-        runs = {str(run["run_id"]): str(run["status"]) for run in listed}
-        if len(listed) >= RUNS_PAGE:
-            for run_id in {r for r in wanted if r is not None} - runs.keys():
-                try:
-                    run = await client.runs.get(thread_id, run_id)
-                except _UNKNOWN:
-                    continue
-                runs[run_id] = str(run["status"])
+        with our_api_calls():  # the route's own calls stay out of the server's log
+            return ServerRuns(thread_status, await _runs(client, thread_id, wanted))
     except _UNKNOWN:
-        runs = {}  # a thread this server does not know has no runs here
+        return ServerRuns(thread_status)  # a thread this server does not know has no runs
     except (httpx.HTTPError, OSError) as exc:
         raise StoreUnavailable(f"langgraph API: {type(exc).__name__}: {exc}") from exc
-    return ServerRuns(thread_status, runs)
+
+
+async def _runs(
+    client: LangGraphClient, thread_id: str, wanted: Iterable[str | None]
+) -> dict[str, str]:
+    listed = await client.runs.list(thread_id, limit=RUNS_PAGE, select=["run_id", "status"])
+    if not isinstance(listed, list):
+        raise ApiInvalid(f"the langgraph API listed runs as {type(listed).__name__}")
+    runs = dict(_run_status(run) for run in listed)
+    if len(listed) >= RUNS_PAGE:
+        for run_id in {r for r in wanted if r is not None} - runs.keys():
+            try:
+                run = await client.runs.get(thread_id, run_id)
+            except _UNKNOWN:
+                continue
+            runs.update((_run_status(run),))
+    return runs
+
+
+def _run_status(run: object) -> tuple[str, str]:
+    """A run record's id and status, or ``ApiInvalid`` for anything else."""
+    if isinstance(run, dict):
+        run_id, status = run.get("run_id"), run.get("status")
+        if isinstance(run_id, str) and isinstance(status, str):
+            return run_id, status
+    raise ApiInvalid("the langgraph API answered a run record without run_id and status")

@@ -38,9 +38,10 @@ from EvoScientist.store import lazy
 from EvoScientist.store.api_reader import AUTH_USER_KEY
 from EvoScientist.store.base import CheckpointAnswerReader, Head
 from EvoScientist.store.change_signal import ChangeSignal, change_signal
-from EvoScientist.store.errors import CheckpointUnreadable, StoreUnavailable
+from EvoScientist.store.errors import CheckpointUnreadable, StoreDamaged, StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import MESSAGES, is_delta_channel, saver_answer
+from EvoScientist.store.watch import ThreadWatch
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,24 @@ SELECT c.checkpoint_id,
 FROM checkpoints c
 WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND c.checkpoint_id < ?
 ORDER BY c.checkpoint_id DESC LIMIT ?
+"""
+# The same signature of the newest root checkpoint (any agent's) of every thread that a
+# long-poll waits on, in one trip: what ``ThreadWatch`` compares after each change.
+WATCH_SQL = """
+WITH h(thread_id, checkpoint_id) AS (
+  SELECT t.value,
+         (SELECT max(c.checkpoint_id) FROM checkpoints c
+           WHERE c.thread_id = t.value AND c.checkpoint_ns = '')
+  FROM json_each(?) t
+)
+SELECT h.thread_id, h.checkpoint_id,
+       (SELECT count(*) FROM writes w
+         WHERE w.thread_id = h.thread_id AND w.checkpoint_ns = ''
+           AND w.checkpoint_id = h.checkpoint_id),
+       (SELECT coalesce(max(w.rowid), 0) FROM writes w
+         WHERE w.thread_id = h.thread_id AND w.checkpoint_ns = ''
+           AND w.checkpoint_id = h.checkpoint_id)
+FROM h WHERE h.checkpoint_id IS NOT NULL
 """
 # Ids sort below this: the first page of HEAD_IDS_SQL starts from the top.
 _AFTER_NEWEST = "\U0010ffff"
@@ -142,6 +161,8 @@ KNOWN_HEADS = 4096
 PREFETCHED_ROWS = 8
 # How long a read waits on a writer's lock before giving up on this path.
 BUSY_TIMEOUT_SECONDS = 1.0
+# The watch's safety net under the change signal: check again this often regardless.
+WATCH_IDLE_SECONDS = 5.0
 
 
 def read_only_uri(path: Path) -> str:
@@ -170,6 +191,10 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         self._heads: LruCache[tuple[str, str | None, str | None], _KnownHead] = LruCache(
             KNOWN_HEADS
         )
+        self.watch = ThreadWatch(
+            self._watch_heads, self._until_changed, idle_cap=WATCH_IDLE_SECONDS
+        )
+        self._watch_token = 0
 
     # -- connection ---------------------------------------------------------------
 
@@ -199,6 +224,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             return saver
 
     async def close(self) -> None:
+        await self.watch.close()
         if self._change is not None:
             self._change.close()
             self._change = None
@@ -225,7 +251,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         except (StoreUnavailable, asyncio.CancelledError):
             raise
         except Exception as exc:
-            raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
+            raise _unavailable(exc) from exc
         self._users[saver] = self._users.get(saver, 0) + 1
         try:
             yield saver
@@ -234,7 +260,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         except Exception as exc:
             if not _busy(exc):
                 await self._retire(saver)
-            raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
+            raise _unavailable(exc) from exc
         finally:
             self._users[saver] -= 1
             if not self._users[saver]:
@@ -312,6 +338,8 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         below = _AFTER_NEWEST
         while True:
             rows = await self._fetch(saver, HEAD_IDS_SQL, (thread_id, below, HEAD_PAGE))
+            if below is _AFTER_NEWEST:  # the thread's newest: the watch's token
+                self.watch.remember(thread_id, tuple(rows[0]) if rows else None)
             for checkpoint_id, count, last_rowid in rows:
                 facts = await self._facts(saver, thread_id, checkpoint_id, (count, last_rowid))
                 if facts is not None and facts.answers(self.agent_name, run_id, user_id):
@@ -349,7 +377,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                             saver, thread_id, head.checkpoint_id, head.writes
                         )
                     except lazy.Unexpected as exc:
-                        logger.info("thread %s: full decode (%s)", thread_id, exc)
+                        logger.debug("thread %s: full decode (%s)", thread_id, exc)
                 return await self.full_answer(saver, thread_id, head.checkpoint_id)
             except (StoreUnavailable, sqlite3.Error, OSError, asyncio.CancelledError):
                 raise
@@ -365,15 +393,30 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         super().forget_answers()
         self._heads.clear()
 
-    def change_token(self, thread_id: str) -> int:
-        return self._signal().token()
+    def change_token(self, thread_id: str) -> object:
+        """The thread's signature as the watch last saw it."""
+        return self.watch.token(thread_id)
 
     async def wait_for_change(self, thread_id: str, since: object, timeout: float) -> None:
-        """Wake on a write to the file, its WAL or its journal (any thread's: a thread's
-        own change cannot be told apart without a query, and the cache makes a needless
-        wake-up cheap)."""
-        assert isinstance(since, int)
-        await self._signal().wait(since, timeout)
+        """Wake once the thread's newest checkpoint or its writes change: one watch task
+        runs ``WATCH_SQL`` for every waited-on thread after each write to the file, its
+        WAL or its journal (the change signal cannot tell threads apart)."""
+        await self.watch.wait(thread_id, since, timeout)  # type: ignore[arg-type]
+
+    async def _watch_heads(self, thread_ids: list[str]) -> dict[str, Any]:
+        await self._follow_replaced_file()
+        async with self._session() as saver:
+            self._watch_token = self._signal().token()  # before the query, as for a read
+            try:
+                rows = await self._fetch(saver, WATCH_SQL, (json.dumps(thread_ids),))
+            except sqlite3.OperationalError as exc:
+                if NO_CHECKPOINTS_TABLE not in str(exc):
+                    raise
+                return {}
+        return {thread_id: (cid, count, last) for thread_id, cid, count, last in rows}
+
+    async def _until_changed(self, timeout: float) -> None:
+        await self._signal().wait(self._watch_token, timeout)
 
     def _signal(self) -> ChangeSignal:
         if self._change is None:
@@ -608,6 +651,22 @@ def _busy(exc: BaseException) -> bool:
         return False
     name = getattr(exc, "sqlite_errorname", "")
     return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "is locked" in str(exc)
+
+
+def _damaged(exc: BaseException) -> bool:
+    """The file is not a database, or its pages do not hold together: no retry heals
+    that (a truncated copy, a disk error), unlike a lock."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    name = getattr(exc, "sqlite_errorname", "")
+    return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or any(
+        text in str(exc) for text in ("file is not a database", "disk image is malformed")
+    )
+
+
+def _unavailable(exc: Exception) -> StoreUnavailable:
+    error = StoreDamaged if _damaged(exc) else StoreUnavailable
+    return error(f"{type(exc).__name__}: {exc}")
 
 
 def _connection_gone(exc: Exception) -> bool:

@@ -1,0 +1,351 @@
+"""A thousand waiting browsers (issue 12): held ``wait=30`` long-polls against a real
+``langgraph dev``, its runs made by the offline agent.
+
+The polls come from ``bench.loadgen`` (a process of its own, raw sockets); the server's
+CPU, memory and file descriptors are read from ``/proc`` for its whole process group.
+Each scenario runs its runs once without waiters and once with them, side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from langgraph_sdk import get_client
+
+from bench.asgi import route
+from bench.loadgen import raise_fd_limit
+from bench.timing import percentile
+from EvoScientist.offline_model import answer_for, notes_for
+from tests.servers import DevServer, langgraph_dev
+
+ASSISTANT = "EvoScientist"
+WAITERS = 1_000
+THREADS = 100
+# Seconds per streamed token of the offline agent: runs of about 1.5 s, so that 100 of
+# them, ten at a time, end within the waiters' ``wait=30``.
+TOKEN_DELAY = "0.01"
+# After the waiters connect, before idle is measured: their first reads are done.
+SETTLE_SECONDS = 8.0
+# langgraph dev runs one run at a time unless told otherwise; a team's server runs more.
+SERVER_ARGS = ("--n-jobs-per-worker", "10")
+# Waiters on 100 threads hold their longest allowed wait: the last of 100 runs, ten at
+# a time, may end past 30 s on a loaded machine (a WebUI would simply poll again).
+WAIT = 60
+IDLE_WINDOW = 5.0
+ABORT_SAMPLE = 0.2
+# Busy after an abort: more than two clock ticks of CPU in a sample.
+BUSY_SHARE = 0.1
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class CrowdReport:
+    scenarios: dict[str, dict[str, Any]] = field(default_factory=dict)
+    idle: dict[str, float] = field(default_factory=dict)
+    load_avg: str = ""
+
+
+# ---------------------------------------------------------------- the server, from /proc
+
+
+def _group(pgid: int) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid:  # the process group
+                pids.append(int(entry))
+    return pids
+
+
+def cpu_seconds(pgid: int) -> float:
+    total = 0
+    for pid in _group(pgid):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / CLK_TCK
+
+
+def rss_bytes(pgid: int) -> int:
+    total = 0
+    for pid in _group(pgid):
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            continue
+    return total
+
+
+def open_fds(pgid: int) -> int:
+    total = 0
+    for pid in _group(pgid):
+        try:
+            total += len(os.listdir(f"/proc/{pid}/fd"))
+        except OSError:
+            continue
+    return total
+
+
+async def cpu_share(pgid: int, window: float) -> float:
+    """Share of one core the server used over ``window`` seconds."""
+    cpu, wall = cpu_seconds(pgid), time.monotonic()
+    await asyncio.sleep(window)
+    return (cpu_seconds(pgid) - cpu) / (time.monotonic() - wall)
+
+
+# ---------------------------------------------------------------- the load generator
+
+
+class LoadGen:
+    """``bench.loadgen`` in its own process: it holds one connection per path."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    @classmethod
+    async def hold(cls, port: int, paths: list[str]) -> LoadGen:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bench.loadgen",
+            str(port),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=64 * 1024 * 1024,
+        )
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(paths).encode() + b"\n")
+        await process.stdin.drain()
+        loadgen = cls(process)
+        held = await loadgen._line()
+        assert held["held"] == len(paths), held
+        return loadgen
+
+    async def _line(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = await self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("the load generator died")
+        return json.loads(line)
+
+    async def results(self) -> list[dict[str, Any]]:
+        results = (await self._line())["results"]
+        await self.process.wait()
+        return results
+
+    async def abort(self) -> float:
+        assert self.process.stdin is not None
+        self.process.stdin.write(b"abort\n")
+        await self.process.stdin.drain()
+        aborted = (await self._line())["aborted"]
+        await self.process.wait()
+        return aborted
+
+
+# ---------------------------------------------------------------- runs
+
+
+def question(index: int) -> str:
+    return f"How should experiment {index} be controlled?"
+
+
+def expected(index: int) -> str:
+    text = question(index)
+    return answer_for(text, [notes_for(text)])
+
+
+def stamp(value: str) -> float:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+async def start_runs(sdk: Any, threads: list[str], first: int) -> list[dict[str, Any]]:
+    return list(
+        await asyncio.gather(
+            *(
+                sdk.runs.create(
+                    thread_id,
+                    ASSISTANT,
+                    input={"messages": [{"role": "user", "content": question(first + i)}]},
+                )
+                for i, thread_id in enumerate(threads)
+            )
+        )
+    )
+
+
+async def finish(
+    sdk: Any, http: httpx.AsyncClient, runs: list[dict[str, Any]]
+) -> tuple[list[float], list[float]]:
+    """Wait for every run (its status, every 250 ms); each run's final checkpoint time,
+    and how long after it the server marked the run done (until then the route must say
+    not complete: the server's status wins)."""
+    pending = list(runs)
+    ended: dict[str, float] = {}
+    while pending:
+        await asyncio.sleep(0.25)
+        states = await asyncio.gather(
+            *(sdk.runs.get(run["thread_id"], run["run_id"]) for run in pending)
+        )
+        for state in states:
+            if state["status"] not in ("pending", "running"):
+                ended[state["run_id"]] = stamp(state["updated_at"])
+        pending = [
+            run
+            for run, state in zip(pending, states, strict=True)
+            if state["status"] in ("pending", "running")
+        ]
+    completed = []
+    for run in runs:
+        response = await http.get(route(run["thread_id"]), params={"run_id": run["run_id"]})
+        body = response.json()
+        assert body["complete"] and body["status"] == "success", body
+        completed.append(stamp(body["completed_at"]))
+    lags = [ended[run["run_id"]] - at for run, at in zip(runs, completed, strict=True)]
+    return completed, lags
+
+
+async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int) -> dict[str, Any]:
+    """``kind``: ``one`` (1,000 waiters on one running thread), ``spread`` (10 per thread
+    on 100 threads that have checkpoints, by ``run_id``), ``fresh`` (10 per thread on 100
+    threads with no checkpoint yet, held before their runs are created)."""
+    sdk = get_client(url=server.url, api_key=None, timeout=120)
+    async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
+        count = 1 if kind == "one" else THREADS
+        threads = [
+            (await sdk.threads.create(graph_id=ASSISTANT))["thread_id"] for _ in range(count)
+        ]
+        if kind == "spread":  # a checkpoint each, from an earlier turn
+            for thread_id in threads:
+                await sdk.threads.update_state(
+                    thread_id, {"messages": [{"role": "user", "content": "earlier"}]}
+                )
+        per_thread = WAITERS // count
+        loadgen: LoadGen | None = None
+        paths: list[str] = []
+        if with_waiters and kind == "fresh":
+            paths = [f"{route(t)}?wait={WAIT}" for t in threads for _ in range(per_thread)]
+            loadgen = await LoadGen.hold(server.port, paths)
+            await asyncio.sleep(1.0)  # every request parked
+        runs = await start_runs(sdk, threads, first)
+        if with_waiters and kind == "one":
+            while (await http.get(route(threads[0]))).json()["status"] != "running":
+                await asyncio.sleep(0.02)  # its first checkpoint is written
+            paths = [f"{route(threads[0])}?wait=30"] * WAITERS
+            loadgen = await LoadGen.hold(server.port, paths)
+        elif with_waiters and kind == "spread":
+            paths = [
+                f"{route(run['thread_id'])}?run_id={run['run_id']}&wait={WAIT}"
+                for run in runs
+                for _ in range(per_thread)
+            ]
+            loadgen = await LoadGen.hold(server.port, paths)
+        completed, lags = await finish(sdk, http, runs)
+        results = await loadgen.results() if loadgen is not None else []
+    await sdk.aclose()
+    started = min(stamp(run["created_at"]) for run in runs)
+    measured: dict[str, Any] = {
+        "wall": max(completed) - started,
+        "server lag p50": percentile(lags, 0.5),
+        "server lag p99": percentile(lags, 0.99),
+    }
+    if results:
+        index = {run["thread_id"]: i for i, run in enumerate(runs)}
+        done = {run["thread_id"]: at for run, at in zip(runs, completed, strict=True)}
+        wakes, right, wrong, unfinished = [], 0, 0, 0
+        for path, result in zip(paths, results, strict=True):
+            thread_id = path.split("/")[3]
+            if result["status"] == 200 and result.get("complete"):
+                ok = result["content"] == expected(first + index[thread_id])
+                right += ok
+                wrong += not ok
+                wakes.append(result["received"] - done[thread_id])
+            else:
+                unfinished += 1
+        measured.update(
+            answers=len(results),
+            right=right,
+            wrong=wrong,  # complete, with another answer
+            unfinished=unfinished,  # not complete when the wait ran out (or an error)
+            wake_p50=percentile(wakes, 0.5) if wakes else float("nan"),
+            wake_p99=percentile(wakes, 0.99) if wakes else float("nan"),
+        )
+    return measured
+
+
+async def idle_and_abort(server: DevServer, report: CrowdReport) -> None:
+    """1,000 waiters held on 100 threads with no checkpoint: idle CPU, RSS per waiter,
+    then all aborted at once: how soon the server is idle again, and its fds after."""
+    pgid = server.process.pid
+    sdk = get_client(url=server.url, api_key=None, timeout=60)
+    threads = [(await sdk.threads.create())["thread_id"] for _ in range(THREADS)]
+    await sdk.aclose()
+    async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
+        assert (await http.get(route(threads[0]))).status_code == 200  # route warmed up
+    await asyncio.sleep(1.0)
+    fds_before, rss_before = open_fds(pgid), rss_bytes(pgid)
+    baseline = await cpu_share(pgid, IDLE_WINDOW)
+    paths = [f"{route(t)}?wait=60" for t in threads for _ in range(WAITERS // THREADS)]
+    attach_cpu = cpu_seconds(pgid)
+    loadgen = await LoadGen.hold(server.port, paths)
+    await asyncio.sleep(SETTLE_SECONDS)  # every request parked, its first reads done
+    attach_cpu = cpu_seconds(pgid) - attach_cpu - baseline * SETTLE_SECONDS
+    rss_held = rss_bytes(pgid)
+    held = await cpu_share(pgid, IDLE_WINDOW)
+    aborted_at = await loadgen.abort()
+    busy_until = aborted_at
+    cpu, wall = cpu_seconds(pgid), time.time()
+    threshold = baseline + BUSY_SHARE
+    samples = []
+    while time.time() - aborted_at < 3.0:
+        await asyncio.sleep(ABORT_SAMPLE)
+        now_cpu, now = cpu_seconds(pgid), time.time()
+        samples.append(round((now_cpu - cpu) / (now - wall), 3))
+        if samples[-1] > threshold:
+            busy_until = now
+        cpu, wall = now_cpu, now
+    print(f"  CPU share after the abort, per {ABORT_SAMPLE:g} s: {samples}", flush=True)
+    await asyncio.sleep(1.0)
+    report.idle = {
+        "baseline cpu": baseline,
+        "held cpu": held,
+        "rss per waiter": (rss_held - rss_before) / len(paths),
+        "attach cpu per waiter": attach_cpu / len(paths),
+        "back to idle": max(busy_until - aborted_at, 0.0),
+        "fds before": fds_before,
+        "fds after": open_fds(pgid),
+    }
+
+
+async def crowd(report: CrowdReport, work: Path) -> None:
+    raise_fd_limit()  # the server inherits it: 1,000 connections need 1,000 fds
+    env = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": TOKEN_DELAY}
+    with langgraph_dev(work / "crowd", work / "crowd-data", env=env, args=SERVER_ARGS) as server:
+        # A first run warms the server (graph, checkpointer, route).
+        await scenario(server, "one", False, 0)
+        for step, kind in enumerate(("one", "spread", "fresh")):
+            first = (2 * step + 1) * THREADS  # every run its own question
+            alone = await scenario(server, kind, False, first)
+            crowded = await scenario(server, kind, True, first + THREADS)
+            report.scenarios[kind] = {"wall alone": alone["wall"], **crowded}
+            print(f"  {kind}: alone {alone}, with waiters {crowded}", flush=True)
+        await idle_and_abort(server, report)
+        print(f"  idle: {report.idle}", flush=True)
+    report.load_avg = " ".join(Path("/proc/loadavg").read_text().split()[:3])

@@ -1,0 +1,86 @@
+// F1 bookkeeping: the text a `messages-tuple` stream has shown so far, its run id, and
+// whether it ended provably (`end` / `error`). langgraph-api sends no terminal event when
+// a run succeeds, so a stream alone never proves its answer whole.
+
+import { eventData } from "./sse.js";
+import { answerText, mergeContent } from "./text.js";
+
+export const TERMINAL_EVENTS = new Set(["end", "error"]);
+export const AI_CHUNK_TYPES = new Set(["AIMessageChunk", "ai"]);
+
+/**
+ * Accumulates `messages-tuple` events into the text a UI shows (mirror of the Python
+ * `StreamText`). `feed(event, data)` returns true when the shown text changed.
+ * `truncated` is F1 on the stream alone (no `end`/`error` seen); `streamWithRecovery`
+ * refines it once the route has said whether the run really failed.
+ */
+export function createStreamAccumulator() {
+  const messages = new Map(); // message id → merged content
+  const order = [];
+  const acc = {
+    runId: null,
+    terminalEvent: null,
+    error: null,
+    events: 0,
+    feed(event, data) {
+      acc.events += 1;
+      if (event === "metadata" && data && typeof data === "object" && !Array.isArray(data)) {
+        if (data.run_id != null) acc.runId = data.run_id;
+      } else if (TERMINAL_EVENTS.has(event)) {
+        acc.terminalEvent = event;
+        if (event === "error") acc.error = data;
+      } else if (event.split("|")[0] === "messages" && Array.isArray(data) && data.length) {
+        return feedMessage(data[0]);
+      }
+      return false;
+    },
+    /** The newest AI message with answer text (reasoning and inline think excluded). */
+    get text() {
+      for (let i = order.length - 1; i >= 0; i -= 1) {
+        const text = answerText(messages.get(order[i]));
+        if (text.trim()) return text;
+      }
+      return "";
+    },
+    get provedComplete() {
+      return acc.terminalEvent !== null;
+    },
+    get truncated() {
+      return acc.terminalEvent === null;
+    },
+  };
+
+  function feedMessage(message) {
+    if (!message || typeof message !== "object" || !AI_CHUNK_TYPES.has(message.type)) {
+      return false;
+    }
+    const key = String(message.id || order.length);
+    const before = acc.text;
+    const content = message.content || "";
+    if (messages.has(key) && message.type === "AIMessageChunk") {
+      messages.set(key, mergeContent(messages.get(key), content));
+    } else {
+      // A whole message replaces whatever chunks came before it.
+      if (!messages.has(key)) order.push(key);
+      messages.set(key, content);
+    }
+    return acc.text !== before;
+  }
+
+  return acc;
+}
+
+/** Feed parsed SSE events (raw `data` strings) at once: `{text, runId, truncated, …}`. */
+export function accumulateEvents(events) {
+  const acc = createStreamAccumulator();
+  for (const { event, data } of events) {
+    acc.feed(event, typeof data === "string" ? eventData(data) : data);
+  }
+  return {
+    text: acc.text,
+    runId: acc.runId,
+    terminalEvent: acc.terminalEvent,
+    error: acc.error,
+    truncated: acc.truncated,
+  };
+}

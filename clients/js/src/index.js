@@ -1,0 +1,32 @@
+// @evoscientist/final-answer: the client half of final-answer recovery, no framework.
+// `settleFinalAnswer` for any app (the WebUI's useStream included, via ./react);
+// `streamWithRecovery` for apps that stream without the langgraph SDK.
+
+export { accumulateEvents, createStreamAccumulator } from "./accumulate.js";
+export {
+  HttpStatusError,
+  RunGone,
+  StallError,
+  ThreadGone,
+  Unrecoverable,
+  isRetryable,
+} from "./errors.js";
+export { BACKOFF_MS, STEADY_BACKOFF_MS, backoffMs, sleep } from "./http.js";
+export {
+  DEFAULT_MAX_WAIT_MS,
+  LONG_POLL_SECONDS,
+  REQUEST_ID_KEY,
+  Reconciler,
+  findRun,
+  settleFinalAnswer,
+} from "./settle.js";
+export { createSseParser, eventData, parseSse } from "./sse.js";
+export { answerFromState, finalAnswer, pendingAnswer, statusFromState } from "./state.js";
+export {
+  DEFAULT_STALL_TIMEOUT_MS,
+  joinPathFromHeaders,
+  newRequestId,
+  streamWithRecovery,
+} from "./stream.js";
+export { answerText, contentText, mergeContent, splitThink } from "./text.js";
+export { applyAnswers, replaceText, withFinalAnswer } from "./messages.js";

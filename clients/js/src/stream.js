@@ -1,0 +1,317 @@
+// `streamWithRecovery`: for apps without the langgraph SDK. Streams a run with `fetch`,
+// resumes the join stream after a drop as the SDK does, then always settles the run
+// through the route and replaces the shown text with its answer.
+
+import { createStreamAccumulator } from "./accumulate.js";
+import { HttpStatusError, StallError, describe, isRetryable } from "./errors.js";
+import {
+  CONNECT_MARGIN_MS,
+  READ_MARGIN_MS,
+  abortError,
+  fetchWithin,
+  join,
+  jsonBody,
+  sleep,
+} from "./http.js";
+import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY, Reconciler, findRun } from "./settle.js";
+import { createSseParser, eventData } from "./sse.js";
+
+export const STREAM_MODE = "messages-tuple";
+export const DEFAULT_STALL_TIMEOUT_MS = 15_000;
+export const MAX_RECONNECT_ATTEMPTS = 5;
+const REPLAY_FROM_START = "0-0";
+
+function runIdFromPath(path) {
+  const match = /\/runs\/([^/?#]+)/.exec(path || "");
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+/** The join-stream path of a run stream response, if readable and same-origin. */
+export function joinPathFromHeaders(headers, baseUrl) {
+  const location = headers.get("location");
+  const contentLocation = headers.get("content-location");
+  let path = location;
+  if (!path && contentLocation) path = `${contentLocation.replace(/\/+$/, "")}/stream`;
+  if (!path) return null;
+  try {
+    const base = new URL(baseUrl);
+    const resolved = new URL(path, base.href.endsWith("/") ? base.href : `${base.href}/`);
+    if (resolved.origin !== base.origin) return null; // never follow to another origin
+    return /^[a-z]+:/i.test(path) ? resolved.pathname + resolved.search : path;
+  } catch {
+    return null;
+  }
+}
+
+function reconnectDelayMs(attempt) {
+  const delay = Math.min(5000, 1000 * 2 ** attempt);
+  return delay + Math.random() * delay * 0.25;
+}
+
+/**
+ * Read one SSE response body into `onEvent`, aborting via `controller` when no byte has
+ * arrived for `stallTimeout` ms. Resolves on a clean close; rejects on a drop.
+ */
+async function readBody(response, parser, onEvent, watchdog) {
+  const reader = response.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      watchdog.kick();
+      if (done) break;
+      for (const event of parser.push(value)) onEvent(event);
+    }
+    parser.end();
+  } finally {
+    try {
+      reader.releaseLock();
+    } catch {
+      // a reader with a pending read cannot be released; the abort ends it
+    }
+  }
+}
+
+function createWatchdog(controller, stallTimeout) {
+  let timer = null;
+  const watchdog = {
+    stalled: false,
+    kick() {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        watchdog.stalled = true;
+        controller.abort(new StallError(stallTimeout));
+      }, stallTimeout);
+    },
+    stop() {
+      clearTimeout(timer);
+    },
+  };
+  return watchdog;
+}
+
+/**
+ * Stream a run and return its authoritative final answer (see the header).
+ *
+ * @param {object} options
+ * @param {string} options.url            server base URL (e.g. "http://127.0.0.1:2024")
+ * @param {string} options.threadId
+ * @param {string} options.assistantId
+ * @param {object|null} options.input     run input, e.g. {messages: [{role, content}]}
+ * @param {number} [options.maxWait=240000]      ms to follow an unfinished run (F3)
+ * @param {number} [options.stallTimeout=15000]  ms without a byte before a stall
+ * @param {(text: string) => void} [options.onUpdate]  the text to show, replaced each time
+ * @param {() => void} [options.onReconcile]  called once the stream ended and F2 starts
+ * @param {typeof fetch} [options.fetchImpl=fetch]
+ * @param {Record<string,string>} [options.headers]  extra request headers (auth)
+ * @param {boolean} [options.streamResumable=true]
+ * @param {boolean} [options.resume=true]   rejoin the run's stream after a drop
+ * @param {AbortSignal} [options.signal]    cancels everything (rejects with its reason)
+ * @param {(ms: number, signal?: AbortSignal) => Promise<void>} [options.sleep]  for tests
+ */
+export async function streamWithRecovery({
+  url,
+  threadId,
+  assistantId,
+  input,
+  maxWait = DEFAULT_MAX_WAIT_MS,
+  stallTimeout = DEFAULT_STALL_TIMEOUT_MS,
+  onUpdate = null,
+  onReconcile = null,
+  fetchImpl = globalThis.fetch,
+  headers = {},
+  streamResumable = true,
+  resume = true,
+  signal = undefined,
+  sleep: sleepImpl = sleep,
+}) {
+  let shown = "";
+  const show = (text) => {
+    if (text !== shown) {
+      shown = text;
+      if (!onUpdate) return;
+      try {
+        onUpdate(text);
+      } catch (error) {
+        // A rendering bug must not read as a network drop: report it, carry on.
+        setTimeout(() => {
+          throw error;
+        });
+      }
+    }
+  };
+
+  const stream = createStreamAccumulator();
+  const requestId = newRequestId();
+  const threadPath = `/threads/${encodeURIComponent(threadId)}`;
+  const body = JSON.stringify({
+    assistant_id: assistantId,
+    ...(input == null ? {} : { input }), // as the SDK does: no key rather than null
+    stream_mode: STREAM_MODE,
+    stream_resumable: streamResumable,
+    metadata: { [REQUEST_ID_KEY]: requestId },
+  });
+
+  let headerRunId = null;
+  let joinPath = null;
+  let lastEventId = null;
+  let streamError = null;
+  const drops = [];
+  let resumes = 0;
+  let resumedWithoutReplay = false;
+  let attempts = 0;
+
+  const onEvent = (sse) => {
+    attempts = 0; // progress earns a fresh set of reconnect attempts
+    if (sse.id != null) lastEventId = sse.id;
+    if (stream.feed(sse.event, eventData(sse.data))) show(stream.text);
+  };
+
+  for (;;) {
+    const reconnecting = joinPath !== null && (drops.length > 0 || resumes > 0);
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(abortError(signal));
+    if (signal) {
+      if (signal.aborted) throw abortError(signal);
+      signal.addEventListener("abort", onAbort, { once: true });
+    }
+    const watchdog = createWatchdog(controller, stallTimeout);
+    let cause = null;
+    try {
+      const requestHeaders = { Accept: "text/event-stream", "Cache-Control": "no-store", ...headers };
+      let init;
+      let target;
+      if (!reconnecting) {
+        target = join(url, `${threadPath}/runs/stream`);
+        init = { method: "POST", headers: { ...requestHeaders, "Content-Type": "application/json" }, body };
+      } else {
+        target = join(url, joinPath);
+        let replayFrom = lastEventId;
+        if (replayFrom === null && stream.events === 0) replayFrom = REPLAY_FROM_START;
+        if (replayFrom !== null) requestHeaders["Last-Event-ID"] = replayFrom;
+        else resumedWithoutReplay = true;
+        init = { method: "GET", headers: requestHeaders };
+        resumes += 1;
+      }
+      watchdog.kick();
+      const response = await fetchImpl(target, { ...init, signal: controller.signal });
+      watchdog.kick();
+      if (!reconnecting) {
+        const contentLocation = response.headers.get("content-location");
+        headerRunId = runIdFromPath(contentLocation) ?? runIdFromPath(response.headers.get("location"));
+        if (resume) joinPath = joinPathFromHeaders(response.headers, url);
+      }
+      if (!response.ok) {
+        const text = await response.text().catch(() => "");
+        const error = new HttpStatusError(response.status, target, text);
+        // A reconnect refused by a restarting server (429/5xx) is retried like a drop.
+        if (reconnecting && (response.status === 429 || response.status >= 500)) throw error;
+        error.fatal = true;
+        throw error;
+      }
+      const type = (response.headers.get("content-type") || "").split(";")[0].trim();
+      if (type !== "text/event-stream") {
+        throw new TypeError(`expected text/event-stream, got ${JSON.stringify(type)}`);
+      }
+      await readBody(response, createSseParser(), onEvent, watchdog);
+    } catch (error) {
+      const reason = watchdog.stalled ? new StallError(stallTimeout) : error;
+      if (signal && signal.aborted) throw abortError(signal);
+      drops.push(describe(reason));
+      if ((error && error.fatal) || joinPath === null) streamError = reason;
+      else cause = reason;
+    } finally {
+      watchdog.stop();
+      if (signal) signal.removeEventListener("abort", onAbort);
+      controller.abort(); // frees the connection if it is still open (no-op after a clean end)
+    }
+    if (streamError !== null) break;
+    // A clean close looks like the end of the run: ask the run whether it still runs.
+    if (cause === null && joinPath !== null && !stream.provedComplete) {
+      cause = await checkRun(fetchImpl, url, joinPath, headers, signal);
+      if (cause) drops.push(describe(cause));
+    }
+    if (cause === null) break;
+    attempts += 1;
+    if (attempts > MAX_RECONNECT_ATTEMPTS) {
+      streamError = cause;
+      break;
+    }
+    await sleepImpl(reconnectDelayMs(attempts - 1), signal);
+  }
+
+  const streamedText = stream.text;
+  let runId = stream.runId ?? headerRunId;
+  if (runId === null) {
+    runId = await findRun({ url, threadId, requestId, fetchImpl, headers, signal, sleep: sleepImpl });
+    if (runId === null) {
+      // The run was never created: nothing to recover; the caller may retry.
+      throw streamError ?? new Error("the server created no run");
+    }
+  }
+
+  if (onReconcile) onReconcile();
+  const reconciler = new Reconciler({ url, threadId, runId, fetchImpl, headers, signal, sleep: sleepImpl });
+  const answer = await reconciler.settle(maxWait, (latest) => {
+    // Replace, never append; an answer not written yet must not blank the stream's text.
+    if (latest.content || latest.complete) show(latest.content ?? "");
+  });
+  // An `error` event proves an ending only if the run really failed: a join stream whose
+  // run the server no longer knows (after a restart) reports "Run not found" the same way.
+  const provedEnd =
+    stream.terminalEvent === "end" ||
+    (stream.terminalEvent === "error" && answer.status === "error");
+  const truncated = streamError !== null || resumedWithoutReplay || !provedEnd;
+  return {
+    ...answer,
+    recovered: (answer.content ?? "") !== streamedText,
+    truncated,
+    streamError: describe(streamError),
+    streamTerminalEvent: stream.terminalEvent,
+    streamErrorEvent: stream.error,
+    drops,
+    resumes,
+  };
+}
+
+/**
+ * A v4 UUID. `crypto.randomUUID()` exists only in secure contexts (https, localhost): a
+ * WebUI opened over plain http on a LAN address falls back to `getRandomValues`.
+ */
+export function newRequestId() {
+  const cryptoApi = globalThis.crypto;
+  if (cryptoApi && typeof cryptoApi.randomUUID === "function") return cryptoApi.randomUUID();
+  const bytes = new Uint8Array(16);
+  if (cryptoApi && typeof cryptoApi.getRandomValues === "function") cryptoApi.getRandomValues(bytes);
+  else for (let i = 0; i < 16; i += 1) bytes[i] = Math.floor(Math.random() * 256);
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** After a clean close without a terminal event: an Error to reconnect, else null. */
+async function checkRun(fetchImpl, url, joinPath, headers, signal) {
+  const runPath = joinPath.replace(/\/stream(?:\?.*)?$/, "");
+  if (runPath === joinPath) return null;
+  try {
+    const response = await fetchWithin(
+      fetchImpl,
+      join(url, runPath),
+      { method: "GET", headers: { Accept: "application/json", ...headers }, cache: "no-store" },
+      CONNECT_MARGIN_MS + READ_MARGIN_MS,
+      signal,
+    );
+    if (response.status === 429 || response.status >= 500) {
+      return new HttpStatusError(response.status, runPath, response.body);
+    }
+    const status = response.ok ? (jsonBody(response.body) || {}).status : null;
+    if (status === "pending" || status === "running") {
+      return new Error("stream closed while the run was still pending or running");
+    }
+    return null;
+  } catch (error) {
+    if (signal && signal.aborted) throw error;
+    // The restart that closed the stream can fail the check too: retry it like a drop.
+    return isRetryable(error) ? error : null;
+  }
+}

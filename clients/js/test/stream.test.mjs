@@ -1,0 +1,158 @@
+// streamWithRecovery against fetch() stand-ins: resume, replace, stall, lost response, cancel.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  joinPathFromHeaders,
+  newRequestId,
+  streamWithRecovery,
+} from "../src/index.js";
+import {
+  ANSWER,
+  FINAL,
+  enc,
+  frame,
+  jsonResponse,
+  mockServer,
+  runStream,
+  sseResponse,
+} from "./fixtures.mjs";
+
+test("a cut mid-frame: the rest is replayed from the join stream with Last-Event-ID, then reconciled", async () => {
+  const bytes = enc.encode(runStream());
+  const cut = bytes.length - 40;
+  const { fetchImpl, calls } = mockServer([
+    [/^POST \/threads\/t\/runs\/stream$/, ({ init }) =>
+      sseResponse([bytes.slice(0, cut)], { fail: new TypeError("network error"), signal: init.signal })],
+    [/^GET \/threads\/t\/runs\/run-1\/stream$/, ({ init }) => {
+      const lastId = init.headers["Last-Event-ID"];
+      const text = new TextDecoder().decode(bytes);
+      const start = text.indexOf(`\r\n\r\n`, text.indexOf(`id: ${lastId}\r\n`)) + 4;
+      return sseResponse([text.slice(start)], { signal: init.signal });
+    }],
+    [/^GET \/threads\/t\/runs\/run-1$/, () => jsonResponse(200, { status: "success" })],
+    [/final-answer$/, () => jsonResponse(200, FINAL)],
+  ]);
+  const updates = [];
+  const result = await streamWithRecovery({
+    url: "http://x", threadId: "t", assistantId: "A", input: { messages: [] },
+    onUpdate: (t) => updates.push(t), fetchImpl, sleep: async () => {},
+  });
+  assert.equal(result.content, ANSWER);
+  assert.equal(result.recovered, false, "the replay completed the text");
+  assert.equal(result.truncated, true);
+  assert.equal(result.resumes, 1);
+  assert.equal(result.drops.length, 1);
+  assert.equal(result.streamError, null);
+  assert.equal(updates.at(-1), ANSWER);
+  const post = calls[0];
+  assert.equal(post.method, "POST");
+  const sent = JSON.parse(post.body);
+  assert.equal(sent.stream_mode, "messages-tuple");
+  assert.equal(sent.stream_resumable, true);
+  assert.match(sent.metadata.recovery_request_id, /^[0-9a-f-]{36}$/);
+  assert.ok(calls[1].headers["Last-Event-ID"], "resumed from the last id");
+});
+
+test("a cut with no resume: the route's text replaces the partial text", async () => {
+  const text = runStream();
+  const cut = text.indexOf("naïves");
+  const { fetchImpl } = mockServer([
+    [/^POST /, ({ init }) => sseResponse([text.slice(0, cut)], { fail: new TypeError("terminated"), signal: init.signal })],
+    [/final-answer$/, () => jsonResponse(200, FINAL)],
+  ]);
+  const updates = [];
+  const result = await streamWithRecovery({
+    url: "http://x", threadId: "t", assistantId: "A", input: null, resume: false,
+    onUpdate: (t) => updates.push(t), fetchImpl, sleep: async () => {},
+  });
+  assert.ok(updates.length > 1);
+  assert.ok(ANSWER.startsWith(updates.at(-2)) && updates.at(-2) !== ANSWER);
+  assert.equal(updates.at(-1), ANSWER, "replaced, not appended");
+  assert.equal(result.recovered, true);
+  assert.equal(result.truncated, true);
+  assert.match(result.streamError, /terminated/);
+});
+
+test("a stall is detected after stallTimeout and aborted", async () => {
+  const text = runStream();
+  const { fetchImpl } = mockServer([
+    [/^POST /, ({ init }) => sseResponse([text.slice(0, 400)], { stall: true, signal: init.signal })],
+    [/final-answer$/, () => jsonResponse(200, FINAL)],
+  ]);
+  const started = Date.now();
+  const result = await streamWithRecovery({
+    url: "http://x", threadId: "t", assistantId: "A", input: null, resume: false,
+    stallTimeout: 100, fetchImpl, sleep: async () => {},
+  });
+  assert.ok(Date.now() - started < 5000);
+  assert.match(result.streamError, /StallError/);
+  assert.equal(result.content, ANSWER);
+});
+
+test("no response at all: the run is found by its recovery_request_id", async () => {
+  let requestId = null;
+  const { fetchImpl, calls } = mockServer([
+    [/^POST /, ({ init }) => {
+      requestId = JSON.parse(init.body).metadata.recovery_request_id;
+      throw new TypeError("fetch failed");
+    }],
+    [/^GET \/threads\/t\/runs$/, () =>
+      jsonResponse(200, [
+        { run_id: "other", metadata: { recovery_request_id: "nope" } },
+        { run_id: "run-1", metadata: { recovery_request_id: requestId } },
+      ])],
+    [/final-answer$/, () => jsonResponse(200, FINAL)],
+  ]);
+  const result = await streamWithRecovery({
+    url: "http://x", threadId: "t", assistantId: "A", input: null, fetchImpl, sleep: async () => {},
+  });
+  assert.equal(result.content, ANSWER);
+  assert.equal(result.recovered, true);
+  assert.ok(calls.some((c) => c.path.endsWith("final-answer") && c.search.includes("run_id=run-1")));
+});
+
+test("a refused run (no run created) rejects", async () => {
+  const { fetchImpl } = mockServer([
+    [/^POST /, () => jsonResponse(409, { detail: "Thread is busy" })],
+    [/^GET \/threads\/t\/runs$/, () => jsonResponse(200, [])],
+  ]);
+  await assert.rejects(
+    streamWithRecovery({ url: "http://x", threadId: "t", assistantId: "A", input: null, fetchImpl }),
+    /HTTP 409/,
+  );
+});
+
+test("the caller's signal cancels the stream and the reconciliation", async () => {
+  const text = runStream();
+  const controller = new AbortController();
+  const { fetchImpl } = mockServer([
+    [/^POST /, ({ init }) => sseResponse([text.slice(0, 400)], { stall: true, signal: init.signal })],
+    [/final-answer$/, () => jsonResponse(200, { ...FINAL, complete: false })],
+  ]);
+  setTimeout(() => controller.abort(), 50);
+  await assert.rejects(
+    streamWithRecovery({ url: "http://x", threadId: "t", assistantId: "A", input: null, fetchImpl, signal: controller.signal }),
+    { name: "AbortError" },
+  );
+  const later = new AbortController();
+  const updates = [];
+  const pending = streamWithRecovery({
+    url: "http://x", threadId: "t", assistantId: "A", input: null, resume: false, stallTimeout: 20,
+    fetchImpl, signal: later.signal, onUpdate: (t) => updates.push(t),
+    sleep: (ms, signal) => { later.abort(); return new Promise((_, reject) => signal.aborted && reject(signal.reason)); },
+  });
+  await assert.rejects(pending, { name: "AbortError" });
+});
+
+test("join path: Location, else Content-Location (a browser cannot read Location cross-origin)", () => {
+  const h = (o) => new Headers(o);
+  assert.equal(joinPathFromHeaders(h({ location: "/threads/t/runs/r/stream" }), "http://x"), "/threads/t/runs/r/stream");
+  assert.equal(joinPathFromHeaders(h({ "content-location": "/threads/t/runs/r" }), "http://x"), "/threads/t/runs/r/stream");
+  assert.equal(joinPathFromHeaders(h({ location: "http://evil.example/threads/t/runs/r/stream" }), "http://x"), null);
+  assert.equal(joinPathFromHeaders(h({}), "http://x"), null);
+  assert.match(newRequestId(), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+});
+
+// --------------------------------------------------------------------------------------

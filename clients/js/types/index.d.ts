@@ -1,0 +1,207 @@
+// Declarations for "@evoscientist/final-answer" (hand-written; src/ is plain ESM).
+
+/** `GET /api/threads/{id}/final-answer`'s body (docs/final-answer.md). */
+export interface FinalAnswer {
+  content: string;
+  completed_at: string | null;
+  complete: boolean;
+  status: "pending" | "running" | "success" | "error" | "interrupted";
+  thread_id: string;
+  run_id: string | null;
+  checkpoint_id: string | null;
+  message_id: string | null;
+  updated_at: string | null;
+  source: "checkpointer" | "api";
+  error: { code: string; message: string; retryable: boolean } | null;
+  interrupts: Array<{ id: string | null; value: unknown }>;
+  reasoning?: string;
+}
+
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+export type SleepLike = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+export interface SettleOptions {
+  /** The langgraph server's base URL, e.g. "http://127.0.0.1:2024". */
+  apiUrl: string;
+  threadId: string;
+  /** The run to settle; without it, the thread's latest turn. */
+  runId?: string | null;
+  /** Extra request headers (auth). */
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /** How long to follow a run that is still executing (default 240 000). */
+  maxWaitMs?: number;
+  /** Every answer read, until the complete one: show `content` (replace, never append). */
+  onUpdate?: ((answer: FinalAnswer) => void) | null;
+  fetch?: FetchLike;
+  sleep?: SleepLike;
+}
+
+/**
+ * F2/F3/F2a: the run's final answer once `complete` (or the latest at `maxWaitMs`), through
+ * the route with a `wait=` long-poll and backoff (1 s, 2 s, 4 s, then 5 s), retrying
+ * network errors and 503; on a server without the route, from `/threads/{id}/state`.
+ * Rejects with `ThreadGone` when the server says the thread does not exist.
+ */
+export function settleFinalAnswer(options: SettleOptions): Promise<FinalAnswer>;
+
+export interface StreamWithRecoveryOptions {
+  url: string;
+  threadId: string;
+  assistantId: string;
+  input: Record<string, unknown> | null;
+  maxWait?: number;
+  stallTimeout?: number;
+  onUpdate?: ((text: string) => void) | null;
+  onReconcile?: (() => void) | null;
+  fetchImpl?: FetchLike;
+  headers?: Record<string, string>;
+  streamResumable?: boolean;
+  resume?: boolean;
+  signal?: AbortSignal;
+  sleep?: SleepLike;
+}
+
+export interface StreamWithRecoveryResult extends FinalAnswer {
+  /** The route's text differs from what the stream showed. */
+  recovered: boolean;
+  /** The stream did not prove its own end (always, for a successful langgraph run). */
+  truncated: boolean;
+  streamError: string | null;
+  streamTerminalEvent: "end" | "error" | null;
+  streamErrorEvent: unknown;
+  drops: string[];
+  resumes: number;
+}
+
+/** Stream a run with `fetch` (no SDK) and end with its authoritative answer. */
+export function streamWithRecovery(options: StreamWithRecoveryOptions): Promise<StreamWithRecoveryResult>;
+
+export interface FindRunOptions {
+  url: string;
+  threadId: string;
+  requestId: string;
+  fetchImpl?: FetchLike;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  sleep?: SleepLike;
+}
+
+/** The run tagged `metadata.recovery_request_id = requestId`, or null. */
+export function findRun(options: FindRunOptions): Promise<string | null>;
+
+export class Reconciler {
+  constructor(options: {
+    url: string;
+    threadId: string;
+    runId?: string | null;
+    fetchImpl?: FetchLike;
+    headers?: Record<string, string>;
+    signal?: AbortSignal;
+    sleep?: SleepLike;
+    clock?: () => number;
+  });
+  routeAvailable: boolean | null;
+  fetch(waitSeconds?: number): Promise<FinalAnswer>;
+  settle(maxWaitMs: number, onAnswer?: ((answer: FinalAnswer) => void) | null): Promise<FinalAnswer>;
+}
+
+export class ThreadGone extends Error {
+  threadId: string;
+  constructor(threadId: string);
+}
+/** 404 `run_not_found`: the run is not one of the thread's (a rolled-back run, a made-up id). */
+export class RunGone extends ThreadGone {
+  runId: string | null;
+  constructor(threadId: string, runId: string | null);
+}
+export class Unrecoverable extends Error {}
+export class HttpStatusError extends Error {
+  status: number;
+  constructor(status: number, url: string, body?: string);
+}
+export class StallError extends Error {
+  constructor(ms: number);
+}
+export function isRetryable(error: unknown): boolean;
+
+export interface SseEvent {
+  event: string;
+  data: string;
+  id: string | null;
+}
+export interface SseParser {
+  readonly lastEventId: string | null;
+  readonly pending: boolean;
+  push(chunk: Uint8Array | string): SseEvent[];
+  end(): SseEvent[];
+}
+export function createSseParser(): SseParser;
+export function parseSse(chunks: Iterable<Uint8Array | string>): {
+  events: SseEvent[];
+  pending: boolean;
+  lastEventId: string | null;
+};
+export function eventData(raw: string): unknown;
+
+export interface StreamAccumulator {
+  runId: string | null;
+  terminalEvent: "end" | "error" | null;
+  error: unknown;
+  events: number;
+  feed(event: string, data: unknown): boolean;
+  readonly text: string;
+  readonly provedComplete: boolean;
+  readonly truncated: boolean;
+}
+export function createStreamAccumulator(): StreamAccumulator;
+export function accumulateEvents(events: Iterable<{ event: string; data: unknown }>): {
+  text: string;
+  runId: string | null;
+  terminalEvent: "end" | "error" | null;
+  error: unknown;
+  truncated: boolean;
+};
+
+export function splitThink(text: string): [string, string];
+export function contentText(content: unknown): string;
+export function answerText(content: unknown): string;
+export function mergeContent(left: unknown, right: unknown): unknown;
+
+export function finalAnswer(messages: unknown): { content: string; messageId: string | null };
+export function statusFromState(
+  state: unknown,
+  threadStatus?: string | null,
+): { status: FinalAnswer["status"]; error: FinalAnswer["error"]; interrupts: FinalAnswer["interrupts"] };
+export function answerFromState(
+  threadId: string,
+  state: unknown,
+  options?: { threadStatus?: string | null; source?: FinalAnswer["source"] },
+): FinalAnswer;
+export function pendingAnswer(threadId: string, runId?: string | null, source?: FinalAnswer["source"]): FinalAnswer;
+
+/** A message as useStream renders it (plain dict form). */
+export interface MessageLike {
+  type?: string;
+  id?: string;
+  content?: unknown;
+  [key: string]: unknown;
+}
+export function replaceText<M extends MessageLike>(message: M, text: string): M;
+export function applyAnswers<M extends MessageLike>(
+  messages: M[],
+  answers: Map<string, string> | Record<string, string>,
+): M[];
+export function withFinalAnswer<M extends MessageLike>(messages: M[], answer: FinalAnswer | null): M[];
+
+export function joinPathFromHeaders(headers: Headers, baseUrl: string): string | null;
+export function newRequestId(): string;
+export function backoffMs(attempt: number): number;
+export function sleep(ms: number, signal?: AbortSignal): Promise<void>;
+
+export const BACKOFF_MS: number[];
+export const STEADY_BACKOFF_MS: number;
+export const DEFAULT_MAX_WAIT_MS: number;
+export const DEFAULT_STALL_TIMEOUT_MS: number;
+export const LONG_POLL_SECONDS: number;
+export const REQUEST_ID_KEY: "recovery_request_id";

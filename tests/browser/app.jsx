@@ -1,0 +1,79 @@
+// A chat page shaped like the EvoScientist WebUI: one `useStream` hook (or its drop-in,
+// `useStreamWithRecovery`), the WebUI's hook and submit options, messages rendered with
+// their tool calls. Query: ?api=URL&hook=recovery|bare&thread=ID (the thread id is kept
+// in the URL, as chat apps do, so a reload rejoins the run).
+import { useStream } from "@langchain/langgraph-sdk/react";
+import { useStreamWithRecovery } from "@evoscientist/final-answer/react";
+import { createRoot } from "react-dom/client";
+import { useState } from "react";
+
+const params = new URLSearchParams(window.location.search);
+const useChat = params.get("hook") === "bare" ? useStream : useStreamWithRecovery;
+
+const SUBMIT_OPTIONS = {
+  streamMode: ["updates", "messages-tuple", "values", "custom"],
+  streamSubgraphs: true,
+  streamResumable: true,
+  onDisconnect: "continue",
+};
+
+function text(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map((b) => (typeof b === "string" ? b : b && b.type === "text" ? b.text : "")).join("");
+}
+
+function Message({ message }) {
+  const calls = message.tool_calls || [];
+  return (
+    <div className={`msg msg-${message.type}`} data-id={message.id}>
+      {calls.map((call) => (
+        <div className="tool-call" key={call.id} data-name={call.name}>
+          tool call: {call.name}
+        </div>
+      ))}
+      {message.type === "tool" ? <div className="tool-result">{text(message.content)}</div> : null}
+      {message.type !== "tool" ? <div className="text">{text(message.content)}</div> : null}
+    </div>
+  );
+}
+
+function App() {
+  const [threadId, setThreadId] = useState(params.get("thread"));
+  const stream = useChat({
+    apiUrl: params.get("api"),
+    assistantId: "EvoScientist",
+    threadId,
+    onThreadId: (id) => {
+      setThreadId(id);
+      const url = new URL(window.location.href);
+      url.searchParams.set("thread", id);
+      window.history.replaceState(null, "", url);
+    },
+    reconnectOnMount: true,
+    fetchStateHistory: true,
+  });
+  window.chat = {
+    submit: (question) =>
+      stream.submit({ messages: [{ type: "human", content: question }] }, SUBMIT_OPTIONS),
+    threadId,
+  };
+  const recovery = stream.recovery;
+  return (
+    <main
+      id="chat"
+      data-thread={threadId ?? ""}
+      data-loading={String(stream.isLoading)}
+      data-recovery={recovery ? recovery.status : "none"}
+      data-recovery-error={recovery && recovery.error ? String(recovery.error) : ""}
+    >
+      {stream.messages.map((message, i) => (
+        <Message key={message.id ?? i} message={message} />
+      ))}
+      {recovery && recovery.recovered ? <p className="notice">stream dropped — recovered</p> : null}
+      {stream.error ? <p className="error">{String(stream.error)}</p> : null}
+    </main>
+  );
+}
+
+createRoot(document.getElementById("root")).render(<App />);

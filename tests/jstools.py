@@ -1,0 +1,103 @@
+"""What the JS tests need: node ≥ 20, clients/js's npm packages, (for the browser tests)
+Debian's chromium, and a fault proxy that sees every request of a client that pools its
+connections. A missing tool skips the test with the reason — except under CI
+(``CI=true``), where it fails: CI's .ci/run installs all of them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.proxy import FaultProxy
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "clients" / "js"
+NODE_MODULES = PACKAGE / "node_modules"
+CHROMIUM = Path("/usr/bin/chromium")
+MIN_NODE = 20
+# Chromium as CI runs it: no sandbox (root), no GPU, nothing that phones home.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def missing(reason: str) -> None:
+    """Skip with ``reason``; under CI, fail with it."""
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"{reason} (CI installs it: .ci/run)", pytrace=False)
+    pytest.skip(reason)
+
+
+def node() -> str:
+    """The path of node ≥ 20 with clients/js's packages installed (`make test` runs
+    `npm ci` there)."""
+    path = shutil.which("node")
+    if path is None:
+        missing("node (Node.js ≥ 20) is not on PATH")
+    assert path is not None
+    version = subprocess.run([path, "--version"], capture_output=True, text=True).stdout
+    match = re.match(r"v(\d+)", version.strip())
+    if match is None or int(match.group(1)) < MIN_NODE:
+        missing(f"node {version.strip() or '?'} is older than {MIN_NODE}")
+    if not (NODE_MODULES / ".package-lock.json").exists():
+        missing(f"{NODE_MODULES} is not installed: run `npm ci` in {PACKAGE} (make test does)")
+    return path
+
+
+def chromium() -> Path:
+    if not CHROMIUM.exists():
+        missing(f"{CHROMIUM} is missing: apt-get install chromium")
+    return CHROMIUM
+
+
+class OneRequestProxy(FaultProxy):
+    """The fault proxy, with every response saying ``Connection: close``.
+
+    The proxy picks the connections to break by their first request; a browser would
+    otherwise send a run stream on a kept-alive connection opened for another request,
+    out of the fault's reach. A CORS preflight (``OPTIONS``) is never the stream itself.
+    """
+
+    def _targets(self, first_line: bytes) -> bool:
+        return not first_line.startswith(b"OPTIONS ") and super()._targets(first_line)
+
+    async def _downstream(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        budget: int | None,
+        slot: int,
+    ) -> int:
+        if budget == 0:
+            return await super()._downstream(reader, writer, budget, slot)
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError as partial:
+            head = partial.partial
+        lines = [
+            line for line in head[:-4].split(b"\r\n") if not line.lower().startswith(b"connection:")
+        ]
+        head = b"\r\n".join([*lines, b"Connection: close"]) + b"\r\n\r\n"
+        writer.write(head)
+        await writer.drain()
+        self.stats.downstream_bytes[slot] = len(head)
+        if budget is not None and budget <= len(head):
+            await self._break(writer)
+            return len(head)
+        rest = None if budget is None else budget - len(head)
+        sent = await super()._downstream(reader, writer, rest, slot)
+        self.stats.downstream_bytes[slot] = len(head) + sent
+        return len(head) + sent

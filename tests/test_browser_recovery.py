@@ -1,0 +1,242 @@
+"""The WebUI's adoption, proven in a real browser: a React chat page using
+``useStreamWithRecovery`` exactly as a chat app uses ``useStream`` (the WebUI's hook and
+submit options), served from another origin than a real ``langgraph dev`` and loaded in
+headless Debian chromium; a fault-injecting proxy breaks the page's streams.
+
+For every fault, 1 s after each run's end the page shows exactly the route's
+``format=text`` answer, no prefix of it twice, and the run's tool call.
+
+Set ``EVOSCIENTIST_BROWSER_TABLE=path`` to also measure bare ``useStream`` (with
+langgraph's default CORS, and with ``Location`` exposed) and write the table
+(``make webui-browser-table``; docs/webui-integration.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import re
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import Browser, async_playwright
+
+from tests import jstools
+from tests.browser_page import (
+    SUBMIT,
+    Shown,
+    build_page,
+    open_chat,
+    shown_after_run,
+    squash,
+    static_site,
+)
+from tests.proxy import Fault, FaultProxy
+from tests.servers import DevServer, langgraph_dev
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+# Runs of a few seconds, so that a reload lands mid-run.
+SERVER_ENV = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0.015"}
+# langgraph-api's CORS when langgraph.json sets none: `Location` is not exposed.
+DEFAULT_CORS = {
+    "allow_origins": ["*"],
+    "allow_methods": ["*"],
+    "allow_headers": ["*"],
+    "expose_headers": ["x-pagination-total", "x-pagination-next", "content-location"],
+}
+RUN_STREAMS = ("/runs/stream",)  # the submits' POSTs, not the join streams
+MID = 0.7  # of a healthy stream's bytes: inside the answer's tokens
+_questions = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    fault: Callable[[int], Fault]  # from a healthy stream's size in bytes
+    turns: int = 1
+    # Seconds after the run exists to reload the page (its mount rejoins the run).
+    reload_after_s: float | None = None
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "no fault": Scenario(lambda total: Fault()),
+    "cut before the response": Scenario(lambda total: Fault("cut", 0)),
+    "cut mid-answer": Scenario(lambda total: Fault("cut", int(MID * total))),
+    "reset (RST) mid-answer": Scenario(lambda total: Fault("reset", int(MID * total))),
+    "stall mid-answer": Scenario(lambda total: Fault("stall", int(MID * total))),
+    "cut mid-answer, every reconnect cut": Scenario(
+        lambda total: Fault("cut", int(MID * total), times=None, then_after_bytes=0)
+    ),
+    "two runs in one page, both cut": Scenario(
+        lambda total: Fault("cut", int(MID * total), times=2, match=RUN_STREAMS), turns=2
+    ),
+    "cut, then reload: the rejoin cut too": Scenario(
+        lambda total: Fault("cut", int(0.3 * total), times=None),
+        reload_after_s=0.5,
+    ),
+}
+HOOKS = {
+    "useStream (langgraph's default CORS)": ("bare", "default"),
+    "useStream + Location exposed": ("bare", "repo"),
+    "useStreamWithRecovery": ("recovery", "repo"),
+}
+
+
+def _server(root: Path, name: str, env: dict[str, str]) -> AbstractContextManager[DevServer]:
+    return langgraph_dev(root / name / "work", root / name / "data", env={**SERVER_ENV, **env})
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    return jstools.node()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[DevServer]:
+    """The repository's langgraph.json, `http.cors` included."""
+    jstools.chromium()
+    with _server(tmp_path_factory.mktemp("browser"), "repo", {}) as dev:
+        yield dev
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[str]:
+    page = build_page(node, tmp_path_factory.mktemp("page"))
+    with static_site(page) as url:
+        yield url
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def browser(node: str) -> AsyncIterator[Browser]:
+    path = jstools.chromium()
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(path), args=jstools.CHROMIUM_ARGS
+        )
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+async def run_scenario(
+    browser: Browser,
+    site: str,
+    api: DevServer,
+    scenario: Scenario,
+    hook: str,
+    stream_bytes: int,
+    late_wait_s: float = 0.0,
+) -> tuple[list[Shown], FaultProxy]:
+    """Open a page through a proxy with the scenario's fault; ask ``turns`` questions."""
+    context = await browser.new_context()
+    proxy = await jstools.OneRequestProxy(api.port, scenario.fault(stream_bytes)).start()
+    try:
+        page = await context.new_page()
+        console: list[str] = []
+        page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
+        await open_chat(page, site, proxy.url, hook)
+        shown: list[Shown] = []
+        for _ in range(scenario.turns):
+            question = f"Browser question {next(_questions):04d}: which control group fits?"
+            runs_before = sum(run.runs for run in shown)
+            await page.evaluate(SUBMIT, question)
+            shown.append(
+                await shown_after_run(
+                    page,
+                    api.url,
+                    runs_before,
+                    reload_after_s=scenario.reload_after_s,
+                    late_wait_s=late_wait_s,
+                )
+            )
+        if os.environ.get("EVOSCIENTIST_BROWSER_CONSOLE"):
+            print("\n".join(console))
+        return shown, proxy
+    finally:
+        await context.close()
+        await proxy.stop()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def stream_bytes(browser: Browser, site: str, server: DevServer) -> int:
+    """Bytes of one healthy run stream as the page asks for it, to place faults in."""
+    shown, proxy = await run_scenario(browser, site, server, SCENARIOS["no fault"], "bare", 0)
+    assert shown[0].exact, shown
+    return max(proxy.stats.downstream_bytes)
+
+
+@pytest.mark.parametrize("name", [name for name in SCENARIOS if name != "no fault"])
+async def test_the_page_shows_the_route_answer_after_every_fault(
+    name: str, browser: Browser, site: str, server: DevServer, stream_bytes: int
+) -> None:
+    scenario = SCENARIOS[name]
+    shown, proxy = await run_scenario(
+        browser, site, server, scenario, "recovery", stream_bytes, late_wait_s=10
+    )
+    context = f"{name}: proxy {json.dumps(vars(proxy.stats))}; shown {shown!r}"
+    assert proxy.stats.fired >= scenario.turns, f"the fault never broke a stream; {context}"
+    for turn, run in enumerate(shown, start=1):
+        assert run.exact, f"run {turn}: not the route's answer 1 s after its end; {context}"
+        assert run.delay is not None and run.delay <= 1.0, context
+        assert not run.doubled, f"run {turn}: a prefix shows twice; {context}"
+        assert run.tool_calls >= turn, f"run {turn}: tool calls not rendered; {context}"
+    # The thread goes on from the recovered turn: earlier answers are still shown.
+    for earlier in shown[:-1]:
+        assert earlier.head in squash(shown[-1].body), f"a turn was lost; {context}"
+
+
+# ---- the measured table (docs/webui-integration.md)
+
+TABLE = os.environ.get("EVOSCIENTIST_BROWSER_TABLE")
+
+
+def _verdict(run: Shown) -> str:
+    verdict = run.verdict()
+    if not verdict.startswith("exact") and run.delay is not None:
+        verdict += f" (exact {run.delay:.1f} s after the run's end)"
+    return verdict
+
+
+def _cell(shown: list[Shown]) -> str:
+    verdicts = [_verdict(run) for run in shown]
+    if len(verdicts) == 1:
+        return verdicts[0]
+    return "; ".join(f"run {i}: {v}" for i, v in enumerate(verdicts, start=1))
+
+
+@pytest.mark.skipif(not TABLE, reason="EVOSCIENTIST_BROWSER_TABLE not set")
+async def test_measure_the_browser_table(
+    browser: Browser,
+    site: str,
+    server: DevServer,
+    stream_bytes: int,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    assert TABLE is not None
+    root = tmp_path_factory.mktemp("default-cors")
+    with _server(root, "default", {"CORS_CONFIG": json.dumps(DEFAULT_CORS)}) as default:
+        servers = {"repo": server, "default": default}
+        rows: dict[str, dict[str, str]] = {}
+        for name, scenario in SCENARIOS.items():
+            rows[name] = {}
+            for column, (hook, which) in HOOKS.items():
+                shown, _ = await run_scenario(
+                    browser, site, servers[which], scenario, hook, stream_bytes, late_wait_s=10
+                )
+                rows[name][column] = _cell(shown)
+                await asyncio.sleep(0)
+    lines = ["| fault | " + " | ".join(HOOKS) + " |", "|---" * (len(HOOKS) + 1) + "|"]
+    lines += [f"| {name} | " + " | ".join(row.values()) + " |" for name, row in rows.items()]
+    Path(TABLE).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    for row in rows.values():
+        for verdict in re.split(r"; ", row["useStreamWithRecovery"]):
+            verdict = re.sub(r"^run \d+: ", "", verdict)
+            assert verdict.startswith("exact") and "late" not in verdict, rows

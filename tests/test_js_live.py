@@ -1,0 +1,247 @@
+"""The JS package against a real server: ``streamWithRecovery`` (apps without the SDK)
+and the official JS SDK ``Client`` with ``settleFinalAnswer`` beneath it, through
+fault-injecting proxies in front of a real ``langgraph dev`` — and across a server
+restart mid-run.
+
+The proxies live in this event loop, so node runs as an asyncio subprocess while they
+serve (clients/js/test/live/*.test.mjs read their URLs from the environment).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests import jstools
+from tests.proxy import Fault, FaultProxy, measure_stream_bytes
+from tests.servers import DevServer, free_port, langgraph_dev, new_thread, stop
+
+pytestmark = pytest.mark.e2e
+
+LIVE = jstools.PACKAGE / "test" / "live"
+ASSISTANT = "EvoScientist"
+SERVER_ENV = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0.01"}
+STALL_TIMEOUT_MS = 2000
+NODE_TIMEOUT = 240.0
+# Same shape (word count, length) as the questions the JS tests ask, so fractions of
+# this stream's size fall at the same places in theirs.
+BASELINE_QUESTION = "WebUI fault baseline 00000000: what should the control be?"
+# The WebUI's stream modes, which the SDK test asks for.
+SDK_STREAM = {
+    "stream_mode": ["updates", "messages-tuple", "values", "custom"],
+    "stream_subgraphs": True,
+}
+MID = 0.7  # of a healthy stream's bytes: inside the answer's tokens
+
+# streamWithRecovery: name → (kind, where): an int is a byte offset, a float a fraction.
+STREAM_FAULTS: dict[str, tuple[str, float | int]] = {
+    "cut-before-response": ("cut", 0),
+    "cut-in-headers": ("cut", 120),
+    "cut-early": ("cut", 0.2),
+    "cut-mid": ("cut", 0.5),
+    "cut-late": ("cut", 0.8),
+    "cut-after-last-token": ("cut", 0.995),
+    "reset-mid": ("reset", 0.5),
+    "stall-mid": ("stall", 0.5),
+}
+
+
+def sdk_faults(total: int) -> dict[str, tuple[Fault, int]]:
+    """The SDK test's faults (name → fault, runs asked in one thread)."""
+    mid = int(MID * total)
+    return {
+        "cut before the response": (Fault("cut", 0), 1),
+        "cut mid-answer": (Fault("cut", mid), 1),
+        "reset mid-answer": (Fault("reset", mid), 1),
+        "stall mid-answer": (Fault("stall", mid), 1),
+        "every reconnect cut": (Fault("cut", mid, times=None, then_after_bytes=0), 1),
+        "two runs in one thread, both cut": (
+            Fault("cut", mid, times=2, match=("/runs/stream",)),
+            2,
+        ),
+    }
+
+
+@contextmanager
+def _enter_all(managers: list[AbstractContextManager[DevServer]]) -> Iterator[list[DevServer]]:
+    """Enter context managers concurrently (server start-up dominates this module)."""
+    with ExitStack() as stack, ThreadPoolExecutor(len(managers)) as pool:
+        futures = [pool.submit(manager.__enter__) for manager in managers]
+        entered: list[DevServer] = []
+        failure: BaseException | None = None
+        for manager, future in zip(managers, futures, strict=True):
+            try:
+                entered.append(future.result())
+                stack.push(manager.__exit__)
+            except BaseException as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
+        yield entered
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    return jstools.node()
+
+
+@pytest.fixture(scope="module")
+def servers(
+    tmp_path_factory: pytest.TempPathFactory, node: str
+) -> Iterator[tuple[DevServer, DevServer]]:
+    root = tmp_path_factory.mktemp("js-live")
+    direct = langgraph_dev(root / "direct" / "work", root / "direct" / "data", env=SERVER_ENV)
+    no_route = langgraph_dev(
+        root / "no-route" / "work", root / "no-route" / "data", env=SERVER_ENV, http=False
+    )
+    with _enter_all([direct, no_route]) as started:
+        yield started[0], started[1]
+
+
+async def _sdk_stream_bytes(server: DevServer) -> int:
+    """Bytes of one healthy run stream with the WebUI's stream modes."""
+    thread_id = await new_thread(server.url)
+    body = {
+        "assistant_id": ASSISTANT,
+        "input": {"messages": [{"role": "user", "content": BASELINE_QUESTION}]},
+        "stream_resumable": True,
+        **SDK_STREAM,
+    }
+    async with FaultProxy(server.port, Fault()) as proxy:
+        async with (
+            httpx.AsyncClient(base_url=proxy.url, timeout=60) as http,
+            http.stream("POST", f"/threads/{thread_id}/runs/stream", json=body) as response,
+        ):
+            response.raise_for_status()
+            async for _ in response.aiter_bytes():
+                pass
+        return max(proxy.stats.downstream_bytes)
+
+
+async def _run_node(node: str, test_file: Path, env: dict[str, str]) -> tuple[int, str]:
+    process = await asyncio.create_subprocess_exec(
+        node,
+        "--test",
+        "--test-concurrency=1",
+        str(test_file),
+        cwd=jstools.PACKAGE,
+        env={**os.environ, **env},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        output, _ = await asyncio.wait_for(process.communicate(), NODE_TIMEOUT)
+    except TimeoutError:
+        process.kill()
+        output, _ = await process.communicate()
+        pytest.fail(
+            f"node --test did not finish in {NODE_TIMEOUT:g}s:\n{output.decode(errors='replace')}"
+        )
+    assert process.returncode is not None
+    return process.returncode, output.decode(errors="replace")
+
+
+def _check(code: int, output: str, proxies: dict[str, FaultProxy], context: str) -> None:
+    print(context)  # shown with -s, and by pytest on failure
+    assert code == 0, f"node --test exited with {code}; {context}"
+    # Every test ran: the live tests were not skipped for want of the servers.
+    assert "# fail 0" in output and "# skipped 0" in output, context
+    for name, proxy in proxies.items():
+        assert proxy.stats.fired >= 1, f"{name}: the fault never broke a stream; {context}"
+
+
+async def test_stream_with_recovery_through_every_fault(
+    node: str, servers: tuple[DevServer, DevServer]
+) -> None:
+    direct, no_route = servers
+    thread_id = await new_thread(direct.url)
+    total = await measure_stream_bytes(direct.port, thread_id, ASSISTANT, BASELINE_QUESTION)
+    proxies: dict[str, FaultProxy] = {}
+    try:
+        for name, (kind, where) in STREAM_FAULTS.items():
+            at = int(where * total) if isinstance(where, float) else where
+            proxies[name] = await FaultProxy(direct.port, Fault(kind, at)).start()
+        code, output = await _run_node(
+            node,
+            LIVE / "stream.test.mjs",
+            {
+                "EVOSCI_DIRECT_URL": direct.url,
+                "EVOSCI_FAULT_PROXIES": json.dumps({n: p.url for n, p in proxies.items()}),
+                "EVOSCI_NO_ROUTE_URL": no_route.url,
+                "EVOSCI_STALL_TIMEOUT_MS": str(STALL_TIMEOUT_MS),
+            },
+        )
+    finally:
+        for proxy in proxies.values():
+            await proxy.stop()
+    report = {name: vars(proxy.stats) for name, proxy in proxies.items()}
+    context = f"baseline {total} B; proxies {json.dumps(report)}\n--- node --test ---\n{output}"
+    _check(code, output, proxies, context)
+    for name, proxy in proxies.items():
+        assert proxy.stats.fired == 1, f"{name}: broke more than one stream; {context}"
+
+
+async def test_js_sdk_client_settles_through_every_fault(
+    node: str, servers: tuple[DevServer, DevServer]
+) -> None:
+    direct, _ = servers
+    total = await _sdk_stream_bytes(direct)
+    faults = sdk_faults(total)
+    proxies: dict[str, FaultProxy] = {}
+    try:
+        for name, (fault, _turns) in faults.items():
+            # The SDK's fetch keeps connections alive: one request per connection, so
+            # the proxy sees each run stream.
+            proxies[name] = await jstools.OneRequestProxy(direct.port, fault).start()
+        spec = {name: {"url": proxies[name].url, "turns": t} for name, (_, t) in faults.items()}
+        code, output = await _run_node(
+            node,
+            LIVE / "sdk-client.test.mjs",
+            {"EVOSCI_DIRECT_URL": direct.url, "EVOSCI_SDK_PROXIES": json.dumps(spec)},
+        )
+    finally:
+        for proxy in proxies.values():
+            await proxy.stop()
+    report: dict[str, Any] = {name: vars(proxy.stats) for name, proxy in proxies.items()}
+    context = f"baseline {total} B; proxies {json.dumps(report)}\n--- node --test ---\n{output}"
+    # Only the restart test (below) is skipped here.
+    output = output.replace("# skipped 1", "# skipped 0")
+    _check(code, output, proxies, context)
+    two = proxies["two runs in one thread, both cut"]
+    assert two.stats.fired == 2, f"both runs' streams were cut; {context}"
+
+
+async def test_js_sdk_client_across_a_server_restart(tmp_path: Path, node: str) -> None:
+    work, data, port = tmp_path / "work", tmp_path / "data", free_port()
+    slow = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0.05"}
+    flag = tmp_path / f"started-{uuid.uuid4().hex}"
+    with langgraph_dev(work, data, port=port, env=slow) as first:
+        running = asyncio.create_task(
+            _run_node(
+                node,
+                LIVE / "sdk-client.test.mjs",
+                {"EVOSCI_RESTART_URL": first.url, "EVOSCI_RESTART_SIGNAL": str(flag)},
+            )
+        )
+        while not flag.exists():  # the answer has started streaming
+            assert not running.done(), running.result()
+            await asyncio.sleep(0.05)
+        await asyncio.to_thread(stop, first.process, signal.SIGKILL)
+    with langgraph_dev(work, data, port=port, env=slow):
+        # The client is still following the run when the server is back.
+        assert not running.done()
+        code, output = await running
+    print(output)
+    assert code == 0, output
+    assert "# pass 1" in output and "# fail 0" in output, output

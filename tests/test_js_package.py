@@ -1,0 +1,65 @@
+"""clients/js (@evoscientist/final-answer) as a package: its ``node --test`` unit tests,
+its hand-written declarations under ``tsc --noEmit``, and what ``npm pack`` would ship."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+from tests import jstools
+
+
+def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args, cwd=jstools.PACKAGE, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_node_unit_tests_pass() -> None:
+    node = jstools.node()
+    units = sorted(str(path) for path in (jstools.PACKAGE / "test").glob("*.test.mjs"))
+    result = _run(node, "--test", *units)
+    output = result.stdout + result.stderr
+    print(output)
+    assert result.returncode == 0, output
+    assert re.search(r"^# pass [1-9]", output, re.M) and "# fail 0" in output, output
+
+
+def test_declarations_typecheck() -> None:
+    """tsc on test/types/usage.ts: the declarations as an app imports and calls them."""
+    node = jstools.node()
+    tsc = jstools.NODE_MODULES / "typescript" / "bin" / "tsc"
+    result = _run(node, str(tsc), "--noEmit", "-p", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_npm_pack_ships_the_sources_and_declarations_only() -> None:
+    jstools.node()
+    npm = shutil.which("npm")
+    if npm is None:
+        jstools.missing("npm is not on PATH")
+    assert npm is not None
+    result = _run(npm, "pack", "--dry-run", "--json", "--ignore-scripts")
+    assert result.returncode == 0, result.stderr
+    (packed,) = json.loads(result.stdout)
+    files = {entry["path"] for entry in packed["files"]}
+    manifest = json.loads((jstools.PACKAGE / "package.json").read_text())
+    assert packed["name"] == "@evoscientist/final-answer"
+    assert {"package.json", "README.md", "src/index.js", "src/react.js"} <= files
+    assert {"types/index.d.ts", "types/react.d.ts"} <= files
+    assert not any(path.startswith(("test/", "node_modules/")) for path in files), files
+    # Every export's files ship; no runtime dependency.
+    for target in manifest["exports"].values():
+        for path in target.values() if isinstance(target, dict) else [target]:
+            assert path.removeprefix("./") in files, path
+    assert not manifest.get("dependencies")
+
+
+def test_the_lockfile_names_no_registry() -> None:
+    lock = (jstools.PACKAGE / "package-lock.json").read_text()
+    assert '"resolved"' not in lock
+    # No download address (funding links to authors' pages are not one).
+    assert not re.search(r"https?://[^\"/]*(registry|npm)", lock), "a registry host"
+    assert "omit-lockfile-registry-resolved=true" in (jstools.PACKAGE / ".npmrc").read_text()
