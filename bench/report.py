@@ -237,7 +237,11 @@ def plot(report: Any, path: Path) -> bool:
 
 
 def write(report: Any, out: Path, *, machine: str, when: datetime) -> bool:
+    from bench import round_two
+
     rows = targets(report)
+    if report.round_two is not None:
+        rows += round_two.targets(report.round_two)
     lines = [
         "# Benchmarks",
         "",
@@ -283,6 +287,8 @@ def write(report: Any, out: Path, *, machine: str, when: datetime) -> bool:
         if plot(report, out.with_name(PLOT)):
             lines += ["", f"![latency against thread size]({PLOT})"]
         lines.append("")
+    if report.round_two is not None:
+        lines += round_two.section(report.round_two)
     if report.flat:
         lines += ["## Flat as stores grow", "", "| store | median | ratio |", "|---|---|---|"]
         for medians in report.flat.values():

@@ -52,6 +52,7 @@ class Report:
     long_poll: dict[str, float] = field(default_factory=dict)
     load: dict[str, Any] = field(default_factory=dict)
     crowd: CrowdReport | None = None
+    round_two: Any = None  # bench.round_two.RoundTwo, when that part ran
     seconds: float = 0.0
 
 
@@ -328,7 +329,7 @@ async def pollers(
 async def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--sizes", default="20,200,2000,10000")
-    parser.add_argument("--only", default="sizes,flat,long-poll,load,crowd")
+    parser.add_argument("--only", default="sizes,flat,long-poll,load,crowd,round-two")
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -353,6 +354,12 @@ async def main(argv: list[str]) -> int:
             print("a thousand waiting browsers", flush=True)
             report.crowd = CrowdReport()
             await crowd(report.crowd, work)
+        if "round-two" in parts:
+            from bench.round_two import RoundTwo, measure
+
+            print("round two: Postgres, first reads, HTTP floor", flush=True)
+            report.round_two = RoundTwo()
+            await measure(report.round_two, sizes, work)
     report.seconds = time.perf_counter() - started
     from bench.report import write
 

@@ -102,7 +102,7 @@ async def test_running_run_is_not_complete_until_it_settles(direct_server: DevSe
         settled = await final_answer(direct_server.url, thread_id, run_id=run["run_id"], wait=30)
         body = settled.json()
         assert body["complete"] is True, body
-        assert body["status"] == "success"
+        assert body["status"] == "success", body
         assert body["content"] == expected_answer(question)
         assert (await client.threads.get(thread_id))["status"] == "idle"
     finally:

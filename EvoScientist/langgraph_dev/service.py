@@ -19,6 +19,7 @@ from EvoScientist.langgraph_dev.waiting import LongPolls
 from EvoScientist.store.api_reader import ApiAnswerReader, inside_langgraph_server
 from EvoScientist.store.base import CheckpointAnswerReader
 from EvoScientist.store.errors import RunNotFound, StoreUnavailable, ThreadNotFound
+from EvoScientist.store.runtime_status import RuntimeThreadStatus, RuntimeUnavailable
 from EvoScientist.store.server_runs import server_runs
 from EvoScientist.store.sqlite_reader import SqliteAnswerReader
 
@@ -46,6 +47,7 @@ class FinalAnswerService:
         # know may be alive on one of them.
         self.shared_store = shared_store
         self.silence_bound = silence_bound
+        self.runtime_status = RuntimeThreadStatus()
         self.long_polls = LongPolls(self)
 
     @classmethod
@@ -77,6 +79,14 @@ class FinalAnswerService:
     async def _server_thread_status(self, thread_id: str) -> str | None:
         if self.api is None or not inside_langgraph_server():
             return None
+        if self.api.url is None:  # this process is the server: read its own table
+            try:
+                status = self.runtime_status.status(thread_id)
+            except RuntimeUnavailable:
+                pass  # another runtime: ask it through the API
+            else:
+                self.api.observed(thread_id, status)
+                return status
         try:
             return await self.api.thread_status(thread_id)
         except StoreUnavailable:

@@ -106,9 +106,14 @@ class ApiAnswerReader:
         thread's values (its whole message list) on every poll.
         """
         status = (await self.thread_statuses([thread_id])).get(thread_id)
+        self.observed(thread_id, status)
+        return status
+
+    def observed(self, thread_id: str, status: str | None) -> None:
+        """Tell ``on_status`` what a read saw of the thread's server status (read here,
+        or from the in-memory runtime's own table by the caller)."""
         if self.on_status is not None and api_thread_id(thread_id):
             self.on_status(thread_id, status)
-        return status
 
     async def thread_statuses(self, thread_ids: list[str]) -> dict[str, str]:
         """The statuses of the threads the server knows among ``thread_ids``, in one

@@ -12,6 +12,7 @@ back to the saver's full decode.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -130,13 +131,32 @@ def write_entries(value: Any) -> list[LazyMessage]:
 
 class Seed:
     """A DeltaChannel snapshot's entries, with their id index built on first need and
-    kept: a growing thread reuses one snapshot for up to ``snapshot_frequency`` steps."""
+    kept: a growing thread reuses one snapshot for up to ``snapshot_frequency`` steps.
 
-    __slots__ = ("_index", "entries")
+    ``raw``: the snapshot's packed bytes, when known. Every message's id is packed in
+    them as the value of an ``"id"`` key, so one scan of the bytes for such values
+    (``packed_ids``: a superset, tool-call ids included) tells which ids the snapshot
+    cannot hold: a replay whose writes only add new messages (every ordinary step) then
+    needs no index, and a cold first read parses none of the snapshot's thousands of
+    entries unless the answer reaches back into them (``Joined``).
+    """
 
-    def __init__(self, entries: Sequence[Any]) -> None:
-        self.entries = list(entries)
+    __slots__ = ("_entries", "_index", "_packed_ids", "raw")
+
+    def __init__(self, entries: Sequence[Any] | None, raw: bytes | None = None) -> None:
+        if entries is None and raw is None:
+            raise ValueError("a seed needs its entries or its packed bytes")
+        self._entries = None if entries is None else list(entries)
+        self.raw = raw
         self._index: dict[str, int] | None = None
+        self._packed_ids: frozenset[bytes] | None = None
+
+    @property
+    def entries(self) -> list[Any]:
+        if self._entries is None:
+            assert self.raw is not None
+            self._entries = messages_value(parse(self.raw))
+        return self._entries
 
     def index(self) -> dict[str, int]:
         if self._index is None:
@@ -149,23 +169,109 @@ class Seed:
             self._index = index
         return self._index
 
+    def position(self, entry_id: Any) -> int | None:
+        """Where the snapshot holds ``entry_id``, without indexing it when its bytes
+        prove the id is not there."""
+        if self._index is None and self.raw is not None and isinstance(entry_id, str):
+            if self._packed_ids is None:
+                self._packed_ids = packed_ids(self.raw)
+            try:
+                if entry_id.encode() not in self._packed_ids:
+                    return None
+            except UnicodeEncodeError:
+                pass
+        return self.index().get(entry_id)
 
-def replay(seed: Seed | Sequence[Any], writes: Iterable[Sequence[LazyMessage]]) -> list[Any]:
+
+# An ``"id"`` key (a fixstr) and its string value's header: fixstr, str8, str16, str32.
+_ID_FIELD = re.compile(rb"\xa2id(?:([\xa0-\xbf])|\xd9(.)|\xda(..)|\xdb(....))", re.DOTALL)
+
+
+def packed_ids(raw: bytes) -> frozenset[bytes]:
+    """Every string packed in ``raw`` as the value of an ``"id"`` key, at any depth
+    (ext payloads are embedded verbatim): one pass of a byte scan, nothing built."""
+    found: set[bytes] = set()
+    for match in _ID_FIELD.finditer(raw):
+        fix, str8, str16, str32 = match.groups()
+        size = fix[0] - 0xA0 if fix else int.from_bytes(str8 or str16 or str32, "big")
+        start = match.end()
+        found.add(raw[start : start + size])
+    return frozenset(found)
+
+
+def seed_of(value: Any) -> Seed:
+    """A stored messages value as a ``Seed``: a DeltaChannel snapshot is kept as its
+    bytes, its entries parsed on first need."""
+    if isinstance(value, Ext) and value.code == EXT_DELTA_SNAPSHOT:
+        return Seed(None, value.data)
+    return Seed(messages_value(value))
+
+
+class Joined(Sequence[Any]):
+    """A snapshot's entries followed by the entries the writes appended, the snapshot
+    parsed only when something reaches back into it (newest first, an answer is
+    usually found among the appended ones)."""
+
+    def __init__(self, seed: Seed, tail: list[Any]) -> None:
+        self.seed = seed
+        self.tail = tail
+
+    def __reversed__(self) -> Iterator[Any]:
+        yield from reversed(self.tail)
+        yield from reversed(self.seed.entries)
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from self.seed.entries
+        yield from self.tail
+
+    def __len__(self) -> int:
+        return len(self.seed.entries) + len(self.tail)
+
+    def __getitem__(self, index: Any) -> Any:
+        return list(self)[index]
+
+
+def replay(seed: Seed | Sequence[Any], writes: Iterable[Sequence[LazyMessage]]) -> Sequence[Any]:
     """``_messages_delta_reducer``'s fold over lazy entries: same ids replace in place,
     ``RemoveMessage`` deletes, entries without an id append.
 
-    Seed entries are peeked only when some write carries an id.
+    Seed entries are peeked only when a write carries an id the snapshot may hold, and
+    parsed only when that happens or the caller reaches back into them.
     """
     if not isinstance(seed, Seed):
         seed = Seed(seed)
     flat = [entry for batch in writes for entry in batch]
-    if not flat:
-        return list(seed.entries)
-    if not any(entry.peek()[1] is not None for entry in flat):
-        return [*seed.entries, *flat]
-    index = dict(seed.index())
+    if not any(
+        entry_id is not None and seed.position(entry_id) is not None
+        for _, entry_id in (entry.peek() for entry in flat)
+    ):
+        return Joined(seed, _fold(flat))  # every write appends, or undoes its own
+    # Ids the writes placed or removed (None: removed); the snapshot answers the rest.
+    moved: dict[Any, int | None] = {}
     result: list[Any] = list(seed.entries)
     for entry in flat:
+        kind, entry_id = entry.peek()
+        if entry_id is None:
+            result.append(entry)
+            continue
+        at = moved[entry_id] if entry_id in moved else seed.position(entry_id)
+        if kind == REMOVE_TYPE:
+            if at is not None:
+                result[at] = None
+                moved[entry_id] = None
+        elif at is not None:
+            result[at] = entry
+        else:
+            moved[entry_id] = len(result)
+            result.append(entry)
+    return [entry for entry in result if entry is not None]
+
+
+def _fold(entries: list[LazyMessage]) -> list[Any]:
+    """The reducer's fold of writes that touch no snapshot entry, among themselves."""
+    result: list[Any] = []
+    index: dict[Any, int] = {}
+    for entry in entries:
         kind, entry_id = entry.peek()
         if entry_id is None:
             result.append(entry)

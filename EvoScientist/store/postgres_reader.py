@@ -4,12 +4,18 @@ Used when ``EVOSCIENTIST_DATABASE_URI`` points the API servers at one PostgreSQL
 database: whichever server ran the thread, any server's route reads its answer there.
 
 Every connection of the reader's pool opens with ``default_transaction_read_only=on``,
-so a GET never writes, whatever it runs; a decode runs in one ``REPEATABLE READ, READ
-ONLY`` transaction, so the checkpoint, its pending writes and its DeltaChannel history
-come from one snapshot. The head (which checkpoint answers, and a signature of the
-writes against it) is one indexed query; an unchanged head is answered from the cache.
-Decoding is ``AsyncPostgresSaver``'s own: ``aget_tuple``, ``aget_delta_channel_history``
-and the channel's reducer (``EvoScientist.store.messages``).
+so a GET never writes, whatever it runs. The head (which checkpoint answers, and a
+signature of the writes against it) is one indexed query; an unchanged head is answered
+from the cache.
+
+Decoding reads only the blobs that answer and builds only the newest messages
+(``EvoScientist.store.postgres_lazy``): one statement for the checkpoint, its blobs and
+its status writes, one for a DeltaChannel's history below it (ancestors, their message
+writes, a snapshot blob: rows written once and never changed, so two snapshots read
+them alike; a thread deleted in between shows as an empty chain). A shape that path
+does not know goes to ``AsyncPostgresSaver``'s own decode (``aget_tuple``,
+``aget_delta_channel_history`` and the channel's reducer, ``EvoScientist.store.messages``)
+in one ``REPEATABLE READ, READ ONLY`` transaction, so its statements share a snapshot.
 
 Schema, as ``AsyncPostgresSaver.setup()`` creates it: ``checkpoints`` (``metadata``
 JSONB, primary key ``(thread_id, checkpoint_ns, checkpoint_id)``), ``checkpoint_blobs``
@@ -22,6 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -34,9 +42,12 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from EvoScientist.answer.result import FinalAnswer
-from EvoScientist.store.base import CheckpointAnswerReader, Head
+from EvoScientist.store import lazy
+from EvoScientist.store.base import CACHE_SIZE, CheckpointAnswerReader, Head
 from EvoScientist.store.errors import StoreUnavailable
+from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import saver_answer
+from EvoScientist.store.postgres_lazy import LazyDecoder, with_checkpoint_row
 from EvoScientist.store.watch import ThreadWatch
 
 logger = logging.getLogger(__name__)
@@ -120,6 +131,15 @@ POOL_TIMEOUT_SECONDS = 3.0
 CONNECT_TIMEOUT_SECONDS = 3
 POOL_MIN_SIZE = 1
 POOL_MAX_SIZE = 8
+# A connection that answered a statement this recently is not pinged on checkout: the
+# ping is a round trip, a third of a cached poll's cost. One the server dropped within
+# that window fails its next statement instead (that request is a retryable 503, or
+# the API answers it), and the pool replaces the broken connection; an idle one is
+# pinged, so a restart or a failover is met by a fresh connection.
+RECENTLY_USED_SECONDS = 1.0
+# Checkpoint rows read with their head and not decoded yet (a first read decodes its
+# head's at once; one a newer head superseded is dropped, oldest first).
+PREFETCHED_ROWS = 8
 # How often waiting requests look for a new head. One query serves every waiting
 # thread; PostgreSQL has no cheap change counter like SQLite's ``data_version``.
 CHANGE_POLL_SECONDS = 0.05
@@ -149,13 +169,24 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         min_size: int = POOL_MIN_SIZE,
         max_size: int = POOL_MAX_SIZE,
         timeout: float = POOL_TIMEOUT_SECONDS,
+        lazy_decoding: bool = True,
     ) -> None:
         super().__init__(agent_name)
+        self.lazy_decoding = lazy_decoding
+        self._lazy = LazyDecoder()
+        # Threads decoded since the answers were last forgotten, and checkpoint rows read
+        # with a head (``with_checkpoint_row``), by ``(thread, head)``, for the decode.
+        self._decoded_threads: LruCache[str, bool] = LruCache(CACHE_SIZE)
+        self._prefetched: LruCache[tuple[str, Head], dict[str, Any]] = LruCache(PREFETCHED_ROWS)
         self.uri = uri
         self.min_size = min_size
         self.max_size = max_size
         self.timeout = timeout
         self._pool: AsyncConnectionPool | None = None
+        # When each pooled connection last answered a statement (``_check``).
+        self._used: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Any], float] = (
+            weakref.WeakKeyDictionary()
+        )
         self._open_lock = asyncio.Lock()
         # One query per poll checks every thread a long-poll waits on.
         self.watch = ThreadWatch(self._watch_heads, _pause, idle_cap=CHANGE_POLL_SECONDS)
@@ -171,7 +202,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
                     max_size=self.max_size,
                     timeout=self.timeout,
                     kwargs=read_only_kwargs(self.uri),
-                    check=AsyncConnectionPool.check_connection,
+                    check=self._check,
                     open=False,
                     name="evoscientist-final-answer",
                 )
@@ -186,6 +217,13 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         if pool is not None:
             await pool.close()
 
+    async def _check(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """The pool's check on checkout: a ping, unless the connection just answered."""
+        used = self._used.get(conn)
+        if used is not None and time.monotonic() - used < RECENTLY_USED_SECONDS:
+            return
+        await AsyncConnectionPool.check_connection(conn)
+
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
         """A pooled connection, with every failure to read turned into ``StoreUnavailable``."""
@@ -193,6 +231,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
             pool = await self._open()
             async with pool.connection() as conn:
                 yield conn
+                self._used[conn] = time.monotonic()
         except (StoreUnavailable, asyncio.CancelledError):
             raise
         except PoolTimeout as exc:
@@ -217,21 +256,52 @@ class PostgresAnswerReader(CheckpointAnswerReader):
             sql = RUN_AND_THREAD_HEAD_SQL if run_id is not None else HEAD_SQL
         else:
             sql = head_sql(run=run_id is not None, user=True)
+        # A thread not decoded yet (a first read) will be: its checkpoint row comes in
+        # the same statement. A repeat poll reads the head alone, no blob.
+        prefetch = self.lazy_decoding and run_id is None and thread_id not in self._decoded_threads
         async with self._connection() as conn:
             try:
-                cur = await conn.execute(sql, params)
-                rows = {row["kind"]: _head(row) for row in await cur.fetchall()}
+                if prefetch:
+                    async with conn.cursor(binary=True) as cur:
+                        await cur.execute(with_checkpoint_row(sql), params)
+                        found = await cur.fetchall()
+                else:
+                    cur = await conn.execute(sql, params)
+                    found = await cur.fetchall()
             except psycopg.errors.UndefinedTable:
                 return None  # a database nothing has been written to holds no thread
+        rows = {row["kind"]: _head(row) for row in found}
+        if prefetch:
+            for row in found:
+                self._prefetched.put((thread_id, _head(row)), row)
         if user_id is None:
             self._remember(thread_id, rows.get("thread"))
         return rows.get("run" if run_id is not None else "thread")
 
     async def answer(self, thread_id: str, head: Head) -> FinalAnswer:
-        async with self._connection() as conn, conn.transaction():
-            await conn.execute(SNAPSHOT_SQL)
+        async with self._connection() as conn:
             # A saver per decode: its lock serialises only this connection's statements.
-            return await self.full_answer(AsyncPostgresSaver(conn), thread_id, head.checkpoint_id)
+            saver = AsyncPostgresSaver(conn)
+            if self.lazy_decoding:
+                # No transaction: each statement reads one snapshot, and what the second
+                # (a DeltaChannel's history) reads lies below the checkpoint, written once.
+                row = self._prefetched.pop((thread_id, head), None)
+                try:
+                    answer = await self._lazy.answer(
+                        conn, saver.serde, thread_id, head.checkpoint_id, row
+                    )
+                    self._decoded_threads.put(thread_id, True)
+                    return answer
+                except lazy.Unexpected as exc:
+                    logger.info("thread %s: full decode (%s)", thread_id, exc)
+            async with conn.transaction():
+                await conn.execute(SNAPSHOT_SQL)
+                return await self.full_answer(saver, thread_id, head.checkpoint_id)
+
+    def forget_answers(self) -> None:
+        super().forget_answers()
+        self._decoded_threads.clear()
+        self._prefetched.clear()
 
     def change_token(self, thread_id: str) -> object:
         """The thread's head as last seen (taken before a read that may be waited on)."""
@@ -257,6 +327,14 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         self.watch.remember(thread_id, head)
 
     # -- decoding ---------------------------------------------------------------------
+
+    async def lazy_answer(
+        self, saver: AsyncPostgresSaver, thread_id: str, checkpoint_id: str
+    ) -> FinalAnswer:
+        """Only the blobs that answer, only the newest messages built
+        (``EvoScientist.store.postgres_lazy``); ``lazy.Unexpected`` for a shape it
+        leaves to ``full_answer``."""
+        return await self._lazy.answer(saver.conn, saver.serde, thread_id, checkpoint_id)
 
     async def full_answer(
         self, saver: AsyncPostgresSaver, thread_id: str, checkpoint_id: str

@@ -103,21 +103,10 @@ SELECT c.type, c.checkpoint, c.metadata, c.parent_checkpoint_id,
 FROM checkpoints c
 WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND c.checkpoint_id = ?
 """
-# Ancestors nearest first, by parent link (ids are ordered only within one process).
-# CROSS JOIN keeps the chain as the outer loop: one primary-key lookup per step. The
-# depth bound ends a chain that INSERT OR REPLACE turned into a loop.
-ANCESTORS_SQL = """
-WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, type, checkpoint, depth) AS (
-  SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, 0 FROM checkpoints
-  WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
-  UNION ALL
-  SELECT c.checkpoint_id, c.parent_checkpoint_id, c.type, c.checkpoint, chain.depth + 1
-  FROM chain CROSS JOIN checkpoints c ON c.checkpoint_id = chain.parent_checkpoint_id
-  WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND chain.depth < ?
-)
-SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM chain
-"""
-# The parent chain without blobs (cheap: no overflow pages read).
+# The parent chain without blobs (cheap: no overflow pages read). Ids are ordered only
+# within one process, so the chain follows parent links. CROSS JOIN keeps the chain as
+# the outer loop: one primary-key lookup per step. The depth bound ends a chain that
+# INSERT OR REPLACE turned into a loop.
 _CHAIN_IDS_CTE = """
 WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, depth) AS (
   SELECT checkpoint_id, parent_checkpoint_id, 0 FROM checkpoints
@@ -128,6 +117,18 @@ WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, depth) AS (
   WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND chain.depth < ?
 )
 """
+# Ancestors nearest first, each with its blob. The blob is joined to the chain, not
+# carried through it: a recursive step copies its row into SQLite's queue, and a
+# DeltaChannel snapshot's megabytes copied so cost a first read several times more
+# than reading them.
+ANCESTORS_SQL = (
+    _CHAIN_IDS_CTE
+    + """
+SELECT chain.checkpoint_id, chain.parent_checkpoint_id, c.type, c.checkpoint
+FROM chain CROSS JOIN checkpoints c
+WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND c.checkpoint_id = chain.checkpoint_id
+"""
+)
 # Its last parent link: NULL when it reaches the thread's first checkpoint, an id when
 # an ancestor was deleted (pruned history).
 CHAIN_END_SQL = (
@@ -488,7 +489,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
 
     async def _delta_entries(
         self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
-    ) -> list[Any]:
+    ) -> Sequence[Any]:
         """The DeltaChannel's value at a checkpoint: the nearest stored value up the
         parent chain, then every write since (the checkpoint's own excluded)."""
         known = await self._known_seed(saver, thread_id, parent_id)
@@ -516,7 +517,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         async with (
             saver.lock,
             saver.conn.execute(
-                ANCESTORS_SQL, (thread_id, parent_id, thread_id, MAX_CHAIN_DEPTH)
+                ANCESTORS_SQL, (thread_id, parent_id, thread_id, MAX_CHAIN_DEPTH, thread_id)
             ) as cur,
         ):
             async for ancestor_id, ancestor_parent, type_, blob in cur:
@@ -527,7 +528,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                 missing = ancestor_parent
                 values = _parse_msgpack(type_, blob).get("channel_values") or {}
                 if MESSAGES in values:
-                    seed = lazy.Seed(lazy.messages_value(values[MESSAGES]))
+                    seed = lazy.seed_of(values[MESSAGES])
                     self._seeds.put((thread_id, ancestor_id), seed)
                     break
         if seed is None:
@@ -570,7 +571,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                     return None  # changed under us: walk the slow way
                 values = _parse_msgpack(*blobs[checkpoint_id]).get("channel_values") or {}
                 if MESSAGES in values:  # a newer snapshot than the one kept
-                    newer = lazy.Seed(lazy.messages_value(values[MESSAGES]))
+                    newer = lazy.seed_of(values[MESSAGES])
                     self._seeds.put((thread_id, checkpoint_id), newer)
                     return chain[: depth + 1], newer
         return chain, seed

@@ -1,0 +1,57 @@
+"""The PostgreSQL columns next to the Postgres route: its floor, and a repeat poll.
+
+*Floor*: the newest root checkpoint's row with the ``messages`` blob at the version it
+names, in one SELECT, and a msgpack parse of that blob that builds no message
+objects: what any read of the answer must at least do (the SQLite floor's twin).
+*Repeat poll*: the route when nothing was written (the answer cached per head);
+*head query*: the query that poll runs, alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from EvoScientist.store import lazy
+from EvoScientist.store.postgres_reader import PostgresAnswerReader, read_only_kwargs
+
+FLOOR_SQL = """
+SELECT c.checkpoint, c.metadata,
+  (SELECT bl.blob FROM checkpoint_blobs bl
+    WHERE bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
+      AND bl.channel = 'messages'
+      AND bl.version = c.checkpoint -> 'channel_versions' ->> 'messages') AS messages
+FROM checkpoints c
+WHERE c.thread_id = %s AND c.checkpoint_ns = ''
+ORDER BY c.checkpoint_id DESC LIMIT 1
+"""
+
+
+class PostgresFloor:
+    """One read-only connection, configured as the reader's pool connections are."""
+
+    def __init__(self, uri: str) -> None:
+        self.uri = uri
+        self.conn: psycopg.AsyncConnection[Any] | None = None
+
+    async def __call__(self, thread_id: str) -> Any:
+        if self.conn is None:
+            self.conn = await psycopg.AsyncConnection.connect(
+                self.uri, **read_only_kwargs(self.uri)
+            )
+        async with self.conn.cursor(binary=True, row_factory=dict_row) as cur:
+            await cur.execute(FLOOR_SQL, (thread_id,))
+            row = await cur.fetchone()
+        assert row is not None
+        return lazy.parse(row["messages"]) if row["messages"] is not None else None
+
+    async def close(self) -> None:
+        if self.conn is not None:
+            await self.conn.close()
+
+
+async def head_query(reader: PostgresAnswerReader, thread_id: str) -> None:
+    """The query a repeat poll runs, alone (no route, no cache lookup)."""
+    await reader.head(thread_id, None)

@@ -1,0 +1,252 @@
+"""Issue 13's scenarios, side by side in one run: PostgreSQL against SQLite on the same
+threads, a restarted server's first read against a warm one, and the route over HTTP
+against the server's own ``GET /ok``.
+
+Run alone with ``python -m bench --only round-two`` (``bench/run.py`` calls
+``measure`` and ``bench/report.py`` calls ``targets``/``section``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench import cold, seed
+from bench import postgres as bench_postgres
+from bench.http_floor import ANSWER, MODELS, OK, STATE, http_floor
+from bench.postgres_floor import PostgresFloor, head_query
+from bench.postgres_wake import postgres_wake_delays
+from bench.timing import interleaved, ms
+from EvoScientist.store.postgres_reader import PostgresAnswerReader
+
+SQLITE_ROUTE = "SQLite route"
+PG_FLOOR = "Postgres floor"
+PG_ROUTE = "Postgres route"
+PG_REPEAT = "Postgres repeat poll"
+PG_HEAD = "Postgres head query"
+COLUMNS = (SQLITE_ROUTE, PG_FLOOR, PG_ROUTE, PG_REPEAT, PG_HEAD)
+BACKENDS = ("SQLite", "Postgres")
+
+
+@dataclass
+class RoundTwo:
+    postgres: dict[tuple[str, int], dict[str, float]] = field(default_factory=dict)
+    # (backend, mode, size) -> {"first read", "warm read"}
+    cold: dict[tuple[str, str, int], dict[str, float]] = field(default_factory=dict)
+    http: dict[str, float] = field(default_factory=dict)
+    # Seconds from a run's final commit to a held request's return, on PostgreSQL.
+    wake: list[float] = field(default_factory=list)
+    postgres_missing: str | None = None
+
+
+async def measure(result: RoundTwo, sizes: list[int], work: Path) -> None:
+    from bench.asgi import call_asgi, route
+    from bench.run import InProcess
+
+    db = work / "round-two.db"
+    threads = [(mode, size) for mode in ("plain", "delta") for size in sizes]
+    for mode, size in threads:
+        print(f"  seeding {mode} thread of {size} messages", flush=True)
+        await seed.thread_direct(db, f"{mode}-{size}", mode, size)
+    local = InProcess(db)
+    with contextlib.ExitStack() as stack:
+        uri = stack.enter_context(bench_postgres.database())
+        if uri is None:
+            result.postgres_missing = "no PostgreSQL server"
+        else:
+            for mode, size in threads:
+                print(f"  seeding {mode} thread of {size} messages in Postgres", flush=True)
+                await bench_postgres.seed(uri, mode, size)
+            on_postgres = bench_postgres.PostgresInProcess(uri)
+            reader = on_postgres.service.direct
+            assert isinstance(reader, PostgresAnswerReader)
+            floor = PostgresFloor(uri)
+            for mode, size in threads:
+                thread_id = f"{mode}-{size}"
+
+                async def repeat(tid: str = thread_id) -> None:
+                    status, body = await call_asgi(on_postgres.app, route(tid))
+                    if status != 200:
+                        raise RuntimeError(f"{status}: {body[:200]!r}")
+
+                medians = await interleaved(
+                    {
+                        SQLITE_ROUTE: lambda tid=thread_id: local.cold(tid),
+                        PG_FLOOR: lambda tid=thread_id: floor(tid),
+                        PG_ROUTE: lambda tid=thread_id: on_postgres.cold(tid),
+                        PG_REPEAT: repeat,
+                        PG_HEAD: lambda tid=thread_id: head_query(reader, tid),
+                    },
+                    25 if size <= 2_000 else 9,
+                )
+                result.postgres[(mode, size)] = medians
+                print(
+                    f"  {mode:5} {size:>6}: "
+                    + ", ".join(f"{k} {ms(v)}" for k, v in medians.items()),
+                    flush=True,
+                )
+            await on_postgres.close()
+            await floor.close()
+            print("  long-poll wake on Postgres", flush=True)
+            result.wake = await postgres_wake_delays(uri, runs=10)
+        for mode, size in threads:
+            factories = {"SQLite": cold.sqlite_factory(db)}
+            if uri is not None:
+                factories["Postgres"] = cold.postgres_factory(uri)
+            for backend, factory in factories.items():
+                rounds = 9 if size <= 2_000 else 5
+                medians = await cold.first_vs_warm(factory, f"{mode}-{size}", rounds)
+                result.cold[(backend, mode, size)] = medians
+                print(
+                    f"  {backend} {mode:5} {size:>6}: first {ms(medians[cold.FIRST])}, "
+                    f"warm {ms(medians[cold.WARM])}",
+                    flush=True,
+                )
+    await local.close()
+    print("  HTTP against GET /ok", flush=True)
+    with tempfile.TemporaryDirectory(dir=work) as server_work:
+        result.http = await http_floor(Path(server_work))
+    print("  " + ", ".join(f"{k} {ms(v)}" for k, v in result.http.items()), flush=True)
+
+
+def targets(result: RoundTwo) -> list[tuple[str, str, bool]]:
+    rows: list[tuple[str, str, bool]] = []
+    if result.postgres:
+        worst = max(m[PG_ROUTE] / m[SQLITE_ROUTE] for m in result.postgres.values())
+        rows.append(
+            ("Postgres route ≤ 2× SQLite route, every size", f"{worst:.2f}× at most", worst <= 2)
+        )
+        plain = result.postgres.get(("plain", 2000))
+        if plain:
+            r = plain[PG_ROUTE] / plain[PG_FLOOR]
+            rows.append(
+                ("Postgres route ≤ 1.5× the Postgres floor (2,000 msgs)", f"{r:.2f}×", r <= 1.5)
+            )
+        slowest = max(m[PG_REPEAT] for m in result.postgres.values())
+        head = max(m[PG_HEAD] for m in result.postgres.values())
+        rows.append(
+            (
+                "Postgres repeat poll ≤ 2 ms in-process, every size",
+                f"{ms(slowest)} at most (its head query: {ms(head)} at most)",
+                slowest <= 0.002,
+            )
+        )
+    if result.wake:
+        rows.append(
+            (
+                "Postgres long-poll wakes ≤ 100 ms after the final commit",
+                f"{ms(max(result.wake))} at most",
+                max(result.wake) <= 0.1,
+            )
+        )
+    if result.cold:
+        worst_key = max(result.cold, key=lambda k: _first_over_warm(result.cold[k]))
+        worst = _first_over_warm(result.cold[worst_key])
+        backend, mode, size = worst_key
+        rows.append(
+            (
+                "first read ≤ 2× a warm read, every size",
+                f"{worst:.2f}× at most ({backend}, {mode}, {size:,} msgs)",
+                worst <= 2,
+            )
+        )
+    if result.http:
+        r = result.http[ANSWER] / result.http[OK]
+        rows.append(("unchanged-thread poll over HTTP ≤ 1.3× GET /ok", f"{r:.2f}×", r <= 1.3))
+    return rows
+
+
+def _first_over_warm(medians: dict[str, float]) -> float:
+    return medians[cold.FIRST] / medians[cold.WARM]
+
+
+def section(result: RoundTwo) -> list[str]:
+    lines: list[str] = []
+    if result.postgres or result.postgres_missing:
+        lines += [
+            "## PostgreSQL next to SQLite",
+            "",
+            "The same threads written by the same graphs to `sessions.db` and to "
+            "PostgreSQL (127.0.0.1), read in-process, cache cleared (*route*). The "
+            "*Postgres floor* is the newest checkpoint's row with the `messages` blob at the "
+            "version it names, in one SELECT, plus a msgpack parse that builds no message "
+            "objects. *Repeat poll*: nothing written since (the answer cached per head; one "
+            "head query, no blob read); *head query*: that query alone. A large plain "
+            "thread's route is bound by its floor: the blob comes over a socket, where "
+            "SQLite maps it from the page cache.",
+            "",
+        ]
+        if result.postgres_missing:
+            lines += [f"Not measured: {result.postgres_missing}.", ""]
+        else:
+            lines += [
+                "| thread | " + " | ".join(COLUMNS) + " | Postgres / SQLite | Postgres / floor |",
+                "|---" * (len(COLUMNS) + 3) + "|",
+            ]
+            for (mode, size), m in sorted(result.postgres.items()):
+                lines.append(
+                    f"| {mode}, {size:,} msgs | "
+                    + " | ".join(ms(m[c]) for c in COLUMNS)
+                    + f" | {m[PG_ROUTE] / m[SQLITE_ROUTE]:.2f}×"
+                    + f" | {m[PG_ROUTE] / m[PG_FLOOR]:.2f}× |"
+                )
+            lines.append("")
+    if result.wake:
+        lines += [
+            f"A request held with `wait=30` on PostgreSQL returns "
+            f"{ms(statistics.median(result.wake))} (median of {len(result.wake)}; max "
+            f"{ms(max(result.wake))}) after the run's final checkpoint is committed by "
+            "another connection: one watcher query per interval serves every waiter.",
+            "",
+        ]
+    if result.cold:
+        lines += [
+            "## First read after a restart",
+            "",
+            "*First read*: a reader that has read nothing (a fresh process's state: no "
+            "answers, no checkpoint facts, no decoded DeltaChannel snapshot), its connection "
+            "open. *Warm read*: a reader that read the thread before, answer cache cleared. "
+            "A DeltaChannel thread's first read reads its snapshot once (about 12 MB at "
+            "10,000 messages: its bytes are scanned for message ids, its entries left "
+            "unparsed); a warm read keeps it decoded and reads only the writes since, so at "
+            "the largest sizes the first read costs what a plain thread's read of the same "
+            "size does.",
+            "",
+            "| thread | "
+            + " | ".join(f"{b} first | {b} warm | {b} ratio" for b in BACKENDS)
+            + " |",
+            "|---" * (1 + 3 * len(BACKENDS)) + "|",
+        ]
+        keys = sorted({(mode, size) for _, mode, size in result.cold})
+        for mode, size in keys:
+            cells = []
+            for backend in BACKENDS:
+                m = result.cold.get((backend, mode, size))
+                if m is None:
+                    cells += ["—"] * 3
+                else:
+                    first, warm = m[cold.FIRST], m[cold.WARM]
+                    cells += [ms(first), ms(warm), f"{first / warm:.2f}×"]
+            lines.append(f"| {mode}, {size:,} msgs | " + " | ".join(cells) + " |")
+        lines.append("")
+    if result.http:
+        ok = result.http[OK]
+        lines += [
+            "## Over HTTP, against the server's own floor",
+            "",
+            "One `langgraph dev`, a 20-message thread, sequential requests on one keep-alive "
+            "connection, interleaved. The route reads the server's thread status from the "
+            "in-memory runtime's own table (no request through the API per poll).",
+            "",
+            "| route | median | vs GET /ok |",
+            "|---|---|---|",
+            *(
+                f"| `{name}` | {ms(result.http[name])} | {result.http[name] / ok:.2f}× |"
+                for name in (OK, MODELS, ANSWER, STATE)
+            ),
+            "",
+        ]
+    return lines

@@ -1,0 +1,102 @@
+"""What the PostgreSQL lazy decode keeps between reads (decoded DeltaChannel snapshots)
+never outlives the rows it came from; what it reads is only what answers.
+
+The lazy answer itself is held against the saver's full decode on every checkpoint of
+real threads by ``tests/test_lazy_decoding.py`` (both backends)."""
+
+from __future__ import annotations
+
+import pytest
+
+from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
+from EvoScientist.store.postgres_reader import PostgresAnswerReader
+from tests.seeds import DELTA_PREAMBLE, Seeder, Store
+
+pytestmark = pytest.mark.backends("postgres")
+
+
+async def test_a_replaced_thread_is_not_read_from_a_kept_snapshot(
+    store: Store, seeder: Seeder
+) -> None:
+    """The store replaced under a running reader (the thread's rows deleted, the same
+    thread id written again with other messages): the snapshot kept from the old rows
+    answers nothing."""
+    # Updates ahead of the turns: each turn's last checkpoint falls between snapshots.
+    shift = DELTA_PREAMBLE
+    first = await seeder.chat(["old answer 1", "old answer 2"], mode="delta", preamble=shift)
+    reader = store.reader()
+    assert isinstance(reader, PostgresAnswerReader)
+    try:
+        assert (await reader.read(first.thread_id)).content == "old answer 2"
+        assert reader._lazy.seeds, "the DeltaChannel's snapshot is kept decoded"
+        await seeder.saver.adelete_thread(first.thread_id)
+        await seeder.chat(
+            ["new answer 1", "new answer 2", "new answer 3"],
+            mode="delta",
+            thread_id=first.thread_id,
+            preamble=shift,
+        )
+        assert (await reader.read(first.thread_id)).content == "new answer 3"
+    finally:
+        await reader.close()
+
+
+async def test_a_chain_gone_between_the_two_statements_is_unavailable(
+    store: Store, seeder: Seeder
+) -> None:
+    """The DeltaChannel's history is read by a second statement: a thread deleted in
+    between shows as an empty chain, a retryable failure, not an empty answer."""
+    thread = await seeder.chat(["answer"], mode="delta")
+    reader = store.reader()
+    assert isinstance(reader, PostgresAnswerReader)
+    try:
+        await reader.read(thread.thread_id)
+        await seeder.saver.adelete_thread(thread.thread_id)
+        async with reader._connection() as conn:
+            with pytest.raises(StoreUnavailable, match="vanished"):
+                await reader._lazy._delta_entries(conn, thread.thread_id, "gone-checkpoint")
+    finally:
+        await reader.close()
+
+
+async def test_a_first_read_takes_the_checkpoint_row_with_its_head(
+    store: Store, seeder: Seeder
+) -> None:
+    """A thread's first read is one statement (head and checkpoint row); a repeat poll
+    reads the head alone (no blob); forgetting the answers makes the next read a first
+    read again."""
+    thread = await seeder.chat(["answer 1", "answer 2"], mode="delta", preamble=DELTA_PREAMBLE)
+    reader = store.reader()
+    full = store.reader(lazy_decoding=False)
+    assert isinstance(reader, PostgresAnswerReader)
+    try:
+        head = await reader.head(thread.thread_id, None)
+        assert head is not None
+        assert (thread.thread_id, head) in reader._prefetched
+        answer = await reader.read(thread.thread_id)
+        assert answer == await full.read(thread.thread_id)
+        assert not reader._prefetched  # handed to the decode
+        assert await reader.head(thread.thread_id, None) == head
+        assert not reader._prefetched  # a repeat poll: the head alone
+        reader.forget_answers()
+        await reader.head(thread.thread_id, None)
+        assert (thread.thread_id, head) in reader._prefetched
+    finally:
+        await reader.close()
+        await full.close()
+
+
+async def test_another_users_head_prefetches_nothing(store: Store, seeder: Seeder) -> None:
+    """With ``user_id`` only that user's checkpoints answer: another user's read of the
+    thread finds no head and no row, and stays a 404."""
+    thread = await seeder.chat(["answer"])
+    reader = store.reader()
+    assert isinstance(reader, PostgresAnswerReader)
+    try:
+        assert await reader.head(thread.thread_id, None, user_id="someone-else") is None
+        assert not reader._prefetched
+        with pytest.raises(ThreadNotFound):
+            await reader.read(thread.thread_id, user_id="someone-else")
+        assert (await reader.read(thread.thread_id)).content == "answer"
+    finally:
+        await reader.close()

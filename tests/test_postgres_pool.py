@@ -1,0 +1,56 @@
+"""The reader's pool pings a connection on checkout only when it has been idle: one the
+server dropped while idle is replaced before a request uses it; one dropped right after
+it answered fails one request retryably, and the next request gets a fresh connection."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from EvoScientist.store import postgres_reader
+from EvoScientist.store.errors import StoreUnavailable
+from EvoScientist.store.postgres_reader import PostgresAnswerReader
+from tests.seeds import Seeder, Store
+
+pytestmark = pytest.mark.backends("postgres")
+
+
+async def drop_reader_connection(store: Store, reader: PostgresAnswerReader) -> None:
+    """The server ends the reader's one pooled connection (a restart, a failover)."""
+    async with reader._connection() as conn:
+        pid = conn.info.backend_pid
+    async with await psycopg.AsyncConnection.connect(store.uri, autocommit=True) as admin:
+        await admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+async def test_a_connection_dropped_while_idle_is_replaced(
+    store: Store, seeder: Seeder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres_reader, "RECENTLY_USED_SECONDS", 0.0)
+    thread = await seeder.chat(["answer"])
+    reader = store.reader(min_size=1, max_size=1)
+    assert isinstance(reader, PostgresAnswerReader)
+    try:
+        await reader.read(thread.thread_id)
+        await drop_reader_connection(store, reader)
+        reader.forget_answers()
+        assert (await reader.read(thread.thread_id)).content == "answer"
+    finally:
+        await reader.close()
+
+
+async def test_a_connection_dropped_right_after_use_fails_one_read(
+    store: Store, seeder: Seeder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres_reader, "RECENTLY_USED_SECONDS", 3600.0)
+    thread = await seeder.chat(["answer"])
+    reader = store.reader(min_size=1, max_size=1)
+    assert isinstance(reader, PostgresAnswerReader)
+    try:
+        await reader.read(thread.thread_id)
+        await drop_reader_connection(store, reader)
+        with pytest.raises(StoreUnavailable):
+            await reader.read(thread.thread_id)
+        assert (await reader.read(thread.thread_id)).content == "answer"
+    finally:
+        await reader.close()

@@ -1,0 +1,97 @@
+"""The server's thread status read from the in-memory runtime's own table: fresh on
+every read, whatever the runtime did to the table in between (a status changed in
+place, a thread deleted, the table replaced). The runtime's real ``GLOBAL_STORE`` is
+used, with rows shaped as its ``Threads``/``Runs`` ops write them; end to end, inside
+a real ``langgraph dev``, ``tests/test_run_status_e2e.py`` holds the statuses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID, uuid4
+
+import pytest
+from langgraph_runtime_inmem.database import GLOBAL_STORE
+
+from EvoScientist.store.runtime_status import RuntimeThreadStatus, RuntimeUnavailable
+
+
+@pytest.fixture
+def table(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
+    monkeypatch.setenv("LANGGRAPH_RUNTIME_EDITION", "inmem")
+    threads: list[dict[str, Any]] = []
+    monkeypatch.setitem(GLOBAL_STORE, "threads", threads)
+    yield threads
+
+
+def thread_row(status: str = "idle") -> dict[str, Any]:
+    now = datetime.now(UTC)
+    return {
+        "thread_id": uuid4(),
+        "status": status,
+        "metadata": {},
+        "created_at": now,
+        "updated_at": now,
+        "values": None,
+    }
+
+
+def test_a_status_changed_in_place_is_read_fresh(table: list[dict[str, Any]]) -> None:
+    row = thread_row("busy")
+    table.extend([thread_row(), row])
+    status = RuntimeThreadStatus()
+    thread_id = str(row["thread_id"])
+    assert status.status(thread_id) == "busy"
+    row["status"] = "idle"  # as ``Threads.set_status`` does when the run ends
+    assert status.status(thread_id) == "idle"
+    row["status"] = "busy"  # as ``Runs.put`` does for the next run
+    assert status.status(thread_id) == "busy"
+
+
+def test_a_deleted_thread_is_unknown(table: list[dict[str, Any]]) -> None:
+    row = thread_row("busy")
+    table.append(row)
+    status = RuntimeThreadStatus()
+    assert status.status(str(row["thread_id"])) == "busy"
+    table.remove(row)
+    assert status.status(str(row["thread_id"])) is None
+
+
+def test_a_moved_row_is_found_again(table: list[dict[str, Any]]) -> None:
+    first, second = thread_row(), thread_row("interrupted")
+    table.extend([first, second])
+    status = RuntimeThreadStatus()
+    assert status.status(str(second["thread_id"])) == "interrupted"
+    table.remove(first)  # the remembered position now holds nothing
+    table.append(thread_row("busy"))
+    assert status.status(str(second["thread_id"])) == "interrupted"
+
+
+def test_a_replaced_table_is_read_anew(
+    table: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    row = thread_row("busy")
+    table.append(row)
+    status = RuntimeThreadStatus()
+    assert status.status(str(row["thread_id"])) == "busy"
+    replaced = {**row, "status": "idle"}  # a table loaded from disk: new list, new rows
+    monkeypatch.setitem(GLOBAL_STORE, "threads", [replaced])
+    assert status.status(str(row["thread_id"])) == "idle"
+    monkeypatch.setitem(GLOBAL_STORE, "threads", [])
+    assert status.status(str(row["thread_id"])) is None
+
+
+def test_ids_the_server_could_never_hold_are_unknown(table: list[dict[str, Any]]) -> None:
+    table.append(thread_row())
+    assert RuntimeThreadStatus().status("a1b2c3d4") is None
+    assert RuntimeThreadStatus().status(str(UUID(int=0))) is None
+
+
+def test_another_runtime_is_asked_through_the_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LANGGRAPH_RUNTIME_EDITION", "postgres")
+    with pytest.raises(RuntimeUnavailable):
+        RuntimeThreadStatus().status(str(uuid4()))
+    monkeypatch.delenv("LANGGRAPH_RUNTIME_EDITION")
+    with pytest.raises(RuntimeUnavailable):
+        RuntimeThreadStatus().status(str(uuid4()))
