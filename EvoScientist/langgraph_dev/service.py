@@ -124,7 +124,17 @@ class FinalAnswerService:
         if self.direct is not None:
             try:
                 stored = await self.direct.read(thread_id, run_id, user_id=user_id)
-                answer = await self._judged(thread_id, run_id, stored, thread_status)
+                answer, server = await self._judged(thread_id, run_id, stored, thread_status)
+                if answer.complete and not stored.complete:
+                    # The server's runs were read after the checkpoint: a run that
+                    # finished between the two reads would look stopped with work left.
+                    # Read the checkpoint again, now newer than what the server said.
+                    again = await self.direct.read(thread_id, run_id, user_id=user_id)
+                    if again != stored:
+                        stored = again
+                        answer, _ = await self._judged(
+                            thread_id, run_id, stored, thread_status, server
+                        )
                 return answer, stored.complete and not answer.complete
             except ThreadNotFound:
                 # The server may know a thread whose first checkpoint is not written
@@ -150,24 +160,28 @@ class FinalAnswerService:
                 thread_id,
                 direct_failure,
             )
-        return await self._judged(thread_id, run_id, answer, None), False
+        return (await self._judged(thread_id, run_id, answer, None))[0], False
 
     async def _judged(
-        self, thread_id: str, run_id: str | None, answer: FinalAnswer, thread_status: str | None
-    ) -> FinalAnswer:
+        self,
+        thread_id: str,
+        run_id: str | None,
+        answer: FinalAnswer,
+        thread_status: str | None,
+        server: ServerRuns | None = None,
+    ) -> tuple[FinalAnswer, ServerRuns | None]:
         """``answer`` (from its checkpoint) as what is known of its run has it: this
-        server's runs, the checkpoint's writer, the thread's silence
-        (``EvoScientist.answer.run_liveness``). Raises ``RunNotFound`` for a run that
-        nothing knows."""
+        server's runs (``server``, asked here when not given), the checkpoint's writer,
+        the thread's silence (``EvoScientist.answer.run_liveness``); and the server's
+        runs it was judged by. Raises ``RunNotFound`` for a run that nothing knows."""
         inside = self.api is not None and inside_langgraph_server()
         if inside and answer.complete and thread_status != "busy":
-            return with_thread_status(answer, thread_status)  # nothing more to ask
+            return with_thread_status(answer, thread_status), server  # nothing more to ask
         if not inside and answer.server_busy:
             # Read through a fallback API that holds the run as executing: however
             # long it has been silent, that server vouches for it.
-            return answer
-        server: ServerRuns | None = None
-        if inside:
+            return answer, server
+        if inside and server is None:
             assert self.api is not None
             try:
                 server = await server_runs(
@@ -190,7 +204,7 @@ class FinalAnswerService:
         state = judge(
             run_state(answer), writer, server, shared_store=self.shared_store, silence_bound=bound
         )
-        return with_run_state(answer, state)
+        return with_run_state(answer, state), server
 
     async def wait(
         self,
