@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph.checkpoint.base import CheckpointTuple
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 STRATEGIES = ("keep_latest", "delete")
 # Checkpoints older than format v4 read their pending sends from their parent's writes.
@@ -27,6 +27,16 @@ DELTA_JS_MARKER = "delta_writes_versioned"
 
 # Loads one checkpoint of the thread being pruned: (namespace, checkpoint id) -> tuple.
 Loader = Callable[[str, str], Awaitable[CheckpointTuple | None]]
+
+
+def loader(saver: BaseCheckpointSaver, thread_id: str) -> Loader:
+    """The saver's own ``aget_tuple`` for one thread's checkpoints."""
+
+    async def load(ns: str, checkpoint_id: str) -> CheckpointTuple | None:
+        configurable = {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}
+        return await saver.aget_tuple({"configurable": configurable})
+
+    return load
 
 
 @dataclass(frozen=True)

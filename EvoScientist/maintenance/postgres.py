@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from EvoScientist.maintenance.plan import (
@@ -18,6 +17,7 @@ from EvoScientist.maintenance.plan import (
     Row,
     deletions,
     keep_latest,
+    loader,
     thread_ids_to_prune,
 )
 
@@ -85,7 +85,7 @@ class MaintainedPostgresSaver(AsyncPostgresSaver):
             return
         for thread_id in ids:
             rows = (await self._rows("thread_id = %s", (thread_id,))).get(thread_id, [])
-            kept = await keep_latest(rows, self._loader(thread_id))
+            kept = await keep_latest(rows, loader(self, thread_id))
 
             def doomed(row: Row, kept: dict[str, set[str]] = kept) -> bool:
                 return row.checkpoint_id not in kept[row.ns]
@@ -130,17 +130,6 @@ class MaintainedPostgresSaver(AsyncPostgresSaver):
             )
             rows.setdefault(r["thread_id"], []).append(row)
         return rows
-
-    def _loader(self, thread_id: str):
-        async def load(ns: str, checkpoint_id: str) -> CheckpointTuple | None:
-            configurable = {
-                "thread_id": thread_id,
-                "checkpoint_ns": ns,
-                "checkpoint_id": checkpoint_id,
-            }
-            return await self.aget_tuple({"configurable": configurable})
-
-        return load
 
     async def _delete(self, thread_id: str, gone: list[Deletion]) -> None:
         if not gone:
