@@ -1,0 +1,276 @@
+"""Decode only what answers, from ``sessions.db``'s tables, and walk DeltaChannel chains.
+
+Why a module of its own: the lazy decode (the blob parsed without building its
+messages, the DeltaChannel history walked with the SQL below, only the newest messages
+that decide the answer built with the saver's own serializer hook) and the parent-chain
+walks it needs are one concern, apart from the connection (``sqlite_connection``) and
+from which checkpoint answers (``sqlite_reader``). The same chain SQL also tells the
+full decode when langgraph rebuilt a history from part of it (``check_pruned``).
+
+Anything this module does not recognise raises ``lazy.Unexpected``; the reader then
+falls back to the saver's full decode (``tests/test_lazy_decoding.py`` holds the two
+against each other on every checkpoint of real threads).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph.checkpoint.base import CheckpointTuple, writes_sort_key
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from EvoScientist.answer.result import FinalAnswer, answer_from_checkpoint
+from EvoScientist.answer.status import ERROR_CHANNEL, INTERRUPT_CHANNEL, RESUME_CHANNEL
+from EvoScientist.store import lazy
+from EvoScientist.store.errors import CheckpointUnreadable, StoreUnavailable
+from EvoScientist.store.lru import LruCache
+from EvoScientist.store.messages import MESSAGES, is_delta_channel
+from EvoScientist.store.sqlite_connection import fetch
+
+# The row, with the writes that decide the status in the same trip (message writes are
+# the history's business): JSON, the values hex-encoded.
+CHECKPOINT_SQL = f"""
+SELECT c.type, c.checkpoint, c.metadata, c.parent_checkpoint_id,
+       (SELECT json_group_array(json_array(w.task_id, w.channel, w.type, hex(w.value)))
+          FROM (SELECT task_id, channel, type, value FROM writes
+                 WHERE thread_id = c.thread_id AND checkpoint_ns = ''
+                   AND checkpoint_id = c.checkpoint_id
+                   AND channel IN ('{ERROR_CHANNEL}', '{INTERRUPT_CHANNEL}', '{RESUME_CHANNEL}')
+                 ORDER BY task_id, idx) AS w)
+FROM checkpoints c
+WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND c.checkpoint_id = ?
+"""
+# The parent chain without blobs (cheap: no overflow pages read). Ids are ordered only
+# within one process, so the chain follows parent links. CROSS JOIN keeps the chain as
+# the outer loop: one primary-key lookup per step. The depth bound ends a chain that
+# INSERT OR REPLACE turned into a loop.
+_CHAIN_IDS_CTE = """
+WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, depth) AS (
+  SELECT checkpoint_id, parent_checkpoint_id, 0 FROM checkpoints
+  WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?
+  UNION ALL
+  SELECT c.checkpoint_id, c.parent_checkpoint_id, chain.depth + 1
+  FROM chain CROSS JOIN checkpoints c ON c.checkpoint_id = chain.parent_checkpoint_id
+  WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND chain.depth < ?
+)
+"""
+# Ancestors nearest first, each with its blob. The blob is joined to the chain, not
+# carried through it: a recursive step copies its row into SQLite's queue, and a
+# DeltaChannel snapshot's megabytes copied so cost a first read several times more
+# than reading them.
+ANCESTORS_SQL = (
+    _CHAIN_IDS_CTE
+    + """
+SELECT chain.checkpoint_id, chain.parent_checkpoint_id, c.type, c.checkpoint
+FROM chain CROSS JOIN checkpoints c
+WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND c.checkpoint_id = chain.checkpoint_id
+"""
+)
+# Its last parent link: NULL when it reaches the thread's first checkpoint, an id when
+# an ancestor was deleted (pruned history).
+CHAIN_END_SQL = (
+    _CHAIN_IDS_CTE
+    + "SELECT checkpoint_id, parent_checkpoint_id FROM chain ORDER BY depth DESC LIMIT 1"
+)
+# Its ids nearest first: to find a snapshot already decoded.
+ANCESTOR_IDS_SQL = _CHAIN_IDS_CTE + "SELECT checkpoint_id FROM chain"
+BLOBS_SQL = """
+SELECT checkpoint_id, type, checkpoint FROM checkpoints
+WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN ({ids})
+"""
+MESSAGE_WRITES_SQL = """
+SELECT checkpoint_id, {task_path}, task_id, idx, type, value FROM writes
+WHERE thread_id = ? AND checkpoint_ns = '' AND channel = ? AND checkpoint_id IN ({ids})
+"""
+
+MAX_CHAIN_DEPTH = 100_000
+# DeltaChannel snapshots kept decoded (id index included) so the next checkpoint of a
+# growing thread replays only its writes.
+KEPT_SNAPSHOTS = 4
+
+
+class LazyDecoder:
+    """The lazy decode of one reader, with the snapshots it keeps decoded."""
+
+    def __init__(self) -> None:
+        self.seeds: LruCache[tuple[str, str], lazy.Seed] = LruCache(KEPT_SNAPSHOTS)
+
+    def forget(self) -> None:
+        self.seeds.clear()
+
+    async def answer(
+        self,
+        saver: AsyncSqliteSaver,
+        thread_id: str,
+        checkpoint_id: str,
+        row: Any | None = None,
+    ) -> FinalAnswer:
+        """``row``: the checkpoint's ``CHECKPOINT_SQL`` row, when already read."""
+        hook = getattr(saver.serde, "_unpack_ext_hook", None)
+        if hook is None:
+            raise lazy.Unexpected(f"serializer {type(saver.serde).__name__} has no ext hook")
+        if row is None:
+            rows = await fetch(saver, CHECKPOINT_SQL, (thread_id, checkpoint_id))
+            if not rows:
+                raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
+            row = rows[0]
+        type_, blob, metadata_blob, parent_id, status_json = row
+        checkpoint = _parse_msgpack(type_, blob)
+        raw_values = checkpoint.get("channel_values")
+        if not isinstance(raw_values, dict):
+            raise lazy.Unexpected("checkpoint without channel_values")
+        metadata = json.loads(metadata_blob) if metadata_blob is not None else {}
+        channel_values = {
+            name: lazy.materialize(value, hook)
+            for name, value in raw_values.items()
+            if name != MESSAGES
+        }
+        pending_writes = [
+            (task_id, channel, saver.serde.loads_typed((wtype, bytes.fromhex(value or ""))))
+            for task_id, channel, wtype, value in json.loads(status_json or "[]")
+        ]
+        if MESSAGES in raw_values:
+            entries = lazy.messages_value(raw_values[MESSAGES])
+        elif is_delta_channel(metadata) and parent_id:
+            entries = await self._delta_entries(saver, thread_id, parent_id)
+        else:
+            entries = []
+        return answer_from_checkpoint(
+            thread_id=thread_id,
+            newest_first=lazy.newest_first(entries, hook),
+            channel_values=channel_values,
+            pending_writes=pending_writes,
+            metadata=metadata,
+            checkpoint_id=checkpoint_id,
+            ts=checkpoint.get("ts"),
+            source="checkpointer",
+            parent_checkpoint_id=parent_id,
+        )
+
+    async def _delta_entries(
+        self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
+    ) -> Sequence[Any]:
+        """The DeltaChannel's value at a checkpoint: the nearest stored value up the
+        parent chain, then every write since (the checkpoint's own excluded)."""
+        known = await self._known_seed(saver, thread_id, parent_id)
+        if known is not None:
+            chain, seed = known
+        else:
+            chain, seed = await self._walk_to_seed(saver, thread_id, parent_id)
+        position = {checkpoint_id: -depth for depth, checkpoint_id in enumerate(chain)}
+        task_path = "task_path" if saver._has_task_path else "''"
+        sql = MESSAGE_WRITES_SQL.format(task_path=task_path, ids=",".join("?" * len(chain)))
+        rows = await fetch(saver, sql, (thread_id, MESSAGES, *chain))
+        # Oldest checkpoint first; within one, the order live execution applied them.
+        rows.sort(key=lambda r: (position[r[0]], writes_sort_key(r[1], r[2], r[3])))
+        batches = [lazy.write_entries(_parse_msgpack(wtype, value)) for *_, wtype, value in rows]
+        return lazy.replay(seed, batches)
+
+    async def _walk_to_seed(
+        self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
+    ) -> tuple[list[str], lazy.Seed]:
+        """Ancestors nearest first, blobs parsed as they come, up to the nearest one
+        holding the channel's value (the seed); that snapshot is kept decoded."""
+        chain: list[str] = []
+        seed: lazy.Seed | None = None
+        missing: str | None = parent_id  # the first link with no row behind it
+        async with (
+            saver.lock,
+            saver.conn.execute(
+                ANCESTORS_SQL, (thread_id, parent_id, thread_id, MAX_CHAIN_DEPTH, thread_id)
+            ) as cur,
+        ):
+            async for ancestor_id, ancestor_parent, type_, blob in cur:
+                if ancestor_id in chain:
+                    missing = None
+                    break  # a loop: the walk has seen everything it can
+                chain.append(ancestor_id)
+                missing = ancestor_parent
+                values = _parse_msgpack(type_, blob).get("channel_values") or {}
+                if MESSAGES in values:
+                    seed = lazy.seed_of(values[MESSAGES])
+                    self.seeds.put((thread_id, ancestor_id), seed)
+                    break
+        if seed is None:
+            if missing is not None and len(chain) < MAX_CHAIN_DEPTH + 1:
+                raise pruned_history(missing)
+            seed = lazy.Seed([])
+        return chain, seed
+
+    async def _known_seed(
+        self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
+    ) -> tuple[list[str], lazy.Seed] | None:
+        """The chain up to a snapshot decoded on an earlier read, if the walk meets one
+        before any newer snapshot: then only the small blobs in between are read."""
+        if not any(key[0] == thread_id for key in self.seeds):
+            return None
+        chain: list[str] = []
+        seed: lazy.Seed | None = None
+        async with (
+            saver.lock,
+            saver.conn.execute(
+                ANCESTOR_IDS_SQL, (thread_id, parent_id, thread_id, MAX_CHAIN_DEPTH)
+            ) as cur,
+        ):
+            async for (ancestor_id,) in cur:
+                if ancestor_id in chain:
+                    return None
+                chain.append(ancestor_id)
+                seed = self.seeds.get((thread_id, ancestor_id))
+                if seed is not None:
+                    break
+        if seed is None:
+            return None
+        between = chain[:-1]
+        if between:
+            sql = BLOBS_SQL.format(ids=",".join("?" * len(between)))
+            rows = await fetch(saver, sql, (thread_id, *between))
+            blobs = {checkpoint_id: (type_, blob) for checkpoint_id, type_, blob in rows}
+            for depth, checkpoint_id in enumerate(between):
+                if checkpoint_id not in blobs:
+                    return None  # changed under us: walk the slow way
+                values = _parse_msgpack(*blobs[checkpoint_id]).get("channel_values") or {}
+                if MESSAGES in values:  # a newer snapshot than the one kept
+                    newer = lazy.seed_of(values[MESSAGES])
+                    self.seeds.put((thread_id, checkpoint_id), newer)
+                    return chain[: depth + 1], newer
+        return chain, seed
+
+
+async def check_pruned(saver: AsyncSqliteSaver, tup: CheckpointTuple) -> None:
+    """The full decode's check (``saver_answer(check=...)``): a DeltaChannel checkpoint
+    without the channel's value must have its whole history behind it."""
+    if MESSAGES not in tup.checkpoint.get("channel_values", {}) and is_delta_channel(tup.metadata):
+        await _check_chain(saver, tup)
+
+
+async def _check_chain(saver: AsyncSqliteSaver, tup: CheckpointTuple) -> None:
+    """Raise when the saver rebuilt a DeltaChannel without a snapshot because an
+    ancestor is gone: langgraph's own walk stops there silently, with part of the
+    history, and an answer read from part of it may be the wrong one."""
+    history = await saver.aget_delta_channel_history(config=tup.config, channels=[MESSAGES])
+    if "seed" in history[MESSAGES] or tup.parent_config is None:
+        return
+    thread_id = tup.config["configurable"]["thread_id"]
+    parent_id = tup.parent_config["configurable"]["checkpoint_id"]
+    rows = await fetch(saver, CHAIN_END_SQL, (thread_id, parent_id, thread_id, MAX_CHAIN_DEPTH))
+    missing = rows[0][1] if rows else parent_id
+    if missing is not None:
+        raise pruned_history(missing)
+
+
+def pruned_history(missing: str) -> CheckpointUnreadable:
+    return CheckpointUnreadable(
+        f"message history pruned before any snapshot (ancestor {missing} is gone)"
+    )
+
+
+def _parse_msgpack(type_: str, blob: bytes) -> Any:
+    if type_ != "msgpack":
+        raise lazy.Unexpected(f"{type_!r} blob")
+    try:
+        return lazy.parse(blob)
+    except Exception as exc:  # ormsgpack raises its own error types
+        raise lazy.Unexpected(f"unparseable blob: {exc}") from exc
