@@ -52,13 +52,7 @@ def agent_name() -> str:
 
 
 def offline_token_delay() -> float:
-    raw = os.environ.get("EVOSCIENTIST_OFFLINE_TOKEN_DELAY", "").strip()
-    if not raw:
-        return DEFAULT_TOKEN_DELAY
-    try:
-        delay = float(raw)
-    except ValueError as exc:
-        raise ValueError(f"EVOSCIENTIST_OFFLINE_TOKEN_DELAY must be a number, got {raw!r}") from exc
+    delay = _number("EVOSCIENTIST_OFFLINE_TOKEN_DELAY", DEFAULT_TOKEN_DELAY)
     if delay < 0:
         raise ValueError("EVOSCIENTIST_OFFLINE_TOKEN_DELAY must be >= 0")
     return delay
@@ -82,13 +76,18 @@ def run_silence_seconds() -> float:
     any run read by the standalone app) may go without a new checkpoint before the route
     calls it lost (``run_lost``). Longer than any single model or tool call; ``inf``
     never calls such a run lost."""
-    raw = os.environ.get("EVOSCIENTIST_RUN_SILENCE_SECONDS", "").strip()
-    if not raw:
-        return DEFAULT_RUN_SILENCE_SECONDS
-    try:
-        seconds = float(raw)
-    except ValueError as exc:
-        raise ValueError(f"EVOSCIENTIST_RUN_SILENCE_SECONDS must be a number, got {raw!r}") from exc
+    seconds = _number("EVOSCIENTIST_RUN_SILENCE_SECONDS", DEFAULT_RUN_SILENCE_SECONDS)
     if not seconds > 0:
         raise ValueError("EVOSCIENTIST_RUN_SILENCE_SECONDS must be > 0")
     return seconds
+
+
+def _number(name: str, default: float) -> float:
+    """``$name`` as a float; unset or blank is ``default``."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from exc

@@ -39,6 +39,16 @@ class Unexpected(Exception):
     """A shape the lazy path does not handle; decode fully instead."""
 
 
+def ext_hook(serde: object) -> ExtHook:
+    """The serializer's own hook for ext records (langgraph's ``JsonPlusSerializer``),
+    the one thing the lazy path borrows from it; ``Unexpected`` for a serializer
+    without one (an encrypted one, say)."""
+    hook = getattr(serde, "_unpack_ext_hook", None)
+    if hook is None:
+        raise Unexpected(f"serializer {type(serde).__name__} has no ext hook")
+    return hook
+
+
 class Ext(NamedTuple):
     """An ext record kept as bytes (the hook itself: ``Ext(code, data)``)."""
 

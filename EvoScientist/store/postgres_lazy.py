@@ -165,9 +165,7 @@ class LazyDecoder:
         row: dict[str, Any] | None = None,
     ) -> FinalAnswer:
         """``row``: the checkpoint's ``CHECKPOINT_SQL`` columns, when already read."""
-        hook = getattr(serde, "_unpack_ext_hook", None)
-        if hook is None:
-            raise lazy.Unexpected(f"serializer {type(serde).__name__} has no ext hook")
+        hook = lazy.ext_hook(serde)
         if row is None:
             async with conn.cursor(binary=True) as cur:
                 await cur.execute(

@@ -108,9 +108,7 @@ class LazyDecoder:
         row: Any | None = None,
     ) -> FinalAnswer:
         """``row``: the checkpoint's ``CHECKPOINT_SQL`` row, when already read."""
-        hook = getattr(saver.serde, "_unpack_ext_hook", None)
-        if hook is None:
-            raise lazy.Unexpected(f"serializer {type(saver.serde).__name__} has no ext hook")
+        hook = lazy.ext_hook(saver.serde)
         if row is None:
             rows = await fetch(saver, CHECKPOINT_SQL, (thread_id, checkpoint_id))
             if not rows:
