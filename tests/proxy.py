@@ -21,6 +21,24 @@ import httpx
 
 STREAM_REQUESTS = ("/runs/stream", "/stream")
 
+# The faults every recovery client is put through on one run's stream: name → (kind,
+# where), where an int is a byte offset and a float a fraction of the healthy stream.
+STREAM_FAULTS: dict[str, tuple[str, float | int]] = {
+    "cut-before-response": ("cut", 0),
+    "cut-in-headers": ("cut", 120),
+    "cut-early": ("cut", 0.2),
+    "cut-mid": ("cut", 0.5),
+    "cut-late": ("cut", 0.8),
+    "cut-after-last-token": ("cut", 0.995),
+    "reset-mid": ("reset", 0.5),
+    "stall-mid": ("stall", 0.5),
+}
+
+
+def stream_position(where: float | int, total: int) -> int:
+    """A ``STREAM_FAULTS`` place as a byte offset in a stream of ``total`` bytes."""
+    return int(where * total) if isinstance(where, float) else where
+
 
 @dataclass(frozen=True)
 class Fault:

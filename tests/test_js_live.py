@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from tests import jstools
-from tests.proxy import Fault, FaultProxy, measure_stream_bytes
+from tests.proxy import STREAM_FAULTS, Fault, FaultProxy, measure_stream_bytes, stream_position
 from tests.servers import DevServer, free_port, langgraph_dev, new_thread, stop
 
 pytestmark = pytest.mark.e2e
@@ -43,18 +43,6 @@ SDK_STREAM = {
     "stream_subgraphs": True,
 }
 MID = 0.7  # of a healthy stream's bytes: inside the answer's tokens
-
-# streamWithRecovery: name → (kind, where): an int is a byte offset, a float a fraction.
-STREAM_FAULTS: dict[str, tuple[str, float | int]] = {
-    "cut-before-response": ("cut", 0),
-    "cut-in-headers": ("cut", 120),
-    "cut-early": ("cut", 0.2),
-    "cut-mid": ("cut", 0.5),
-    "cut-late": ("cut", 0.8),
-    "cut-after-last-token": ("cut", 0.995),
-    "reset-mid": ("reset", 0.5),
-    "stall-mid": ("stall", 0.5),
-}
 
 
 def sdk_faults(total: int) -> dict[str, tuple[Fault, int]]:
@@ -170,7 +158,7 @@ async def test_stream_with_recovery_through_every_fault(
     proxies: dict[str, FaultProxy] = {}
     try:
         for name, (kind, where) in STREAM_FAULTS.items():
-            at = int(where * total) if isinstance(where, float) else where
+            at = stream_position(where, total)
             proxies[name] = await FaultProxy(direct.port, Fault(kind, at)).start()
         code, output = await _run_node(
             node,

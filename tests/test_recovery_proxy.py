@@ -11,7 +11,7 @@ import pytest
 
 from EvoScientist.offline_model import answer_for, notes_for
 from EvoScientist.recovery import stream_with_recovery
-from tests.proxy import Fault, FaultProxy, measure_stream_bytes
+from tests.proxy import STREAM_FAULTS, Fault, FaultProxy, measure_stream_bytes, stream_position
 from tests.servers import DevServer, langgraph_dev, new_thread
 
 pytestmark = pytest.mark.e2e
@@ -56,28 +56,12 @@ def _ask(question: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": question}]}
 
 
-FAULTS = {
-    "cut-before-response": ("cut", 0.0),
-    "cut-in-headers": ("cut", 120),
-    "cut-early": ("cut", 0.2),
-    "cut-mid": ("cut", 0.5),
-    "cut-late": ("cut", 0.8),
-    "cut-after-last-token": ("cut", 0.995),
-    "reset-mid": ("reset", 0.5),
-    "stall-mid": ("stall", 0.5),
-}
-
-
-def _position(spec: float | int, total: int) -> int:
-    return int(spec * total) if isinstance(spec, float) else spec
-
-
-@pytest.mark.parametrize("name", list(FAULTS))
+@pytest.mark.parametrize("name", list(STREAM_FAULTS))
 async def test_client_ends_with_the_checkpoint_answer(
     server: DevServer, stream_bytes: int, name: str
 ) -> None:
-    kind, where = FAULTS[name]
-    fault = Fault(kind=kind, after_bytes=_position(where, stream_bytes))
+    kind, where = STREAM_FAULTS[name]
+    fault = Fault(kind=kind, after_bytes=stream_position(where, stream_bytes))
     question = f"Fault {name}: what should the control be?"
     shown: list[str] = []
     async with FaultProxy(server.port, fault) as proxy:
