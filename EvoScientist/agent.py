@@ -7,6 +7,7 @@ full snapshot every ``snapshot_frequency`` updates.
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any
 
 from langchain_core.language_models import BaseChatModel
@@ -19,6 +20,7 @@ from langgraph.graph.message import _messages_delta_reducer
 from langgraph.prebuilt import ToolNode, tools_condition
 from typing_extensions import TypedDict
 
+from EvoScientist import settings
 from EvoScientist.models import chat_model
 from EvoScientist.offline_model import notes_for
 
@@ -58,5 +60,15 @@ def build_graph(model: BaseChatModel | None = None, **compile_kwargs: Any):
 
 
 def make_graph(config: RunnableConfig | None = None):
-    """Graph factory for ``langgraph.json``; the server supplies the checkpointer."""
-    return build_graph()
+    """Graph factory for ``langgraph.json``; the server supplies the checkpointer.
+
+    The server calls it for every run and every state read, and runs a copy of what it
+    returns (with its own checkpointer and store), so one compiled graph per model
+    serves them all: compiling anew cost each run milliseconds on the event loop that
+    every run and request shares, and left its objects to the garbage collector."""
+    return _compiled(settings.model_name())
+
+
+@functools.lru_cache(maxsize=4)
+def _compiled(model_name: str):
+    return build_graph(chat_model(model_name))

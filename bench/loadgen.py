@@ -7,6 +7,12 @@ stdin line, opens one connection per path and sends each GET, then prints
 ``{"aborted": time}``); otherwise, once every response is in, it prints
 ``{"results": [...]}``: per request its status, the time (``time.time()``) its response
 ended, and the JSON body's ``complete``, ``content`` and ``completed_at``.
+
+Each connection is a bare ``asyncio.Protocol`` on uvloop: a response costs one callback
+that appends bytes and, once they are all in, reads the clock; nothing is parsed until
+every response has arrived. A thousand responses sent at once are read within a few
+milliseconds of their arrival, not one coroutine step after another (a StreamReader
+client took about 70 µs a response: 70 ms of its own before the last was timed).
 """
 
 from __future__ import annotations
@@ -18,7 +24,10 @@ import sys
 import time
 from typing import Any
 
+import uvloop
+
 CONNECT_BATCH = 100
+HEAD_END = b"\r\n\r\n"
 
 
 def raise_fd_limit() -> None:
@@ -27,27 +36,68 @@ def raise_fd_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-async def _one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> dict[str, Any]:
-    head = await reader.readuntil(b"\r\n\r\n")
-    received = time.time()
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split()[1])
-    headers = {
-        name.strip().lower(): value.strip()
-        for name, _, value in (line.partition(":") for line in lines[1:] if line)
-    }
-    body = await reader.readexactly(int(headers.get("content-length", "0")))
-    received = time.time()
-    writer.close()
-    result: dict[str, Any] = {"status": status, "received": received}
-    if status == 200:
-        answer = json.loads(body)
-        result.update(
-            complete=answer["complete"],
-            content=answer["content"],
-            completed_at=answer["completed_at"],
-        )
-    return result
+class HeldRequest(asyncio.Protocol):
+    """One GET on its own connection; ``done`` resolves when its response has ended."""
+
+    def __init__(self, request: bytes, done: asyncio.Future[None]) -> None:
+        self.request = request
+        self.done = done
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.expected: int | None = None  # head and body, once the head is in
+        self.received: float | None = None
+        self.transport: Any = None  # uvloop's TCPTransport (not an asyncio.Transport)
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+        transport.write(self.request)
+
+    def data_received(self, data: bytes) -> None:
+        self.chunks.append(data)
+        self.size += len(data)
+        if self.expected is None:
+            raw = b"".join(self.chunks)
+            end = raw.find(HEAD_END)
+            if end < 0:
+                return
+            self.expected = end + len(HEAD_END) + _content_length(raw[:end])
+        if self.size >= self.expected:
+            self._finish()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._finish()
+
+    def _finish(self) -> None:
+        if self.received is None:
+            self.received = time.time()
+            if self.transport is not None:
+                self.transport.close()
+        if not self.done.done():
+            self.done.set_result(None)
+
+    def result(self) -> dict[str, Any]:
+        raw = b"".join(self.chunks)
+        head, _, body = raw.partition(HEAD_END)
+        if not head:
+            return {"status": 0, "received": self.received}
+        status = int(head.split(b"\r\n", 1)[0].split()[1])
+        result: dict[str, Any] = {"status": status, "received": self.received}
+        if status == 200:
+            answer = json.loads(body)
+            result.update(
+                complete=answer["complete"],
+                content=answer["content"],
+                completed_at=answer["completed_at"],
+            )
+        return result
+
+
+def _content_length(head: bytes) -> int:
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value.strip())
+    return 0
 
 
 async def main(port: int) -> None:
@@ -56,33 +106,34 @@ async def main(port: int) -> None:
     stdin = asyncio.StreamReader(limit=64 * 1024 * 1024)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
     paths: list[str] = json.loads(await stdin.readline())
-    connections: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    held: list[HeldRequest] = []
     for start in range(0, len(paths), CONNECT_BATCH):
-        batch = paths[start : start + CONNECT_BATCH]
-        opened = await asyncio.gather(*(asyncio.open_connection("127.0.0.1", port) for _ in batch))
-        for (_, writer), path in zip(opened, batch, strict=True):
-            writer.write(
-                f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode()
+        batch = [
+            HeldRequest(
+                f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode(),
+                loop.create_future(),
             )
-        connections.extend(opened)
-    await asyncio.gather(*(writer.drain() for _, writer in connections))
-    print(json.dumps({"held": len(connections)}), flush=True)
+            for path in paths[start : start + CONNECT_BATCH]
+        ]
+        await asyncio.gather(
+            *(loop.create_connection(lambda r=r: r, "127.0.0.1", port) for r in batch)
+        )
+        held.extend(batch)
+    print(json.dumps({"held": len(held)}), flush=True)
 
-    responses = asyncio.ensure_future(
-        asyncio.gather(*(_one(reader, writer) for reader, writer in connections))
-    )
+    responses = asyncio.ensure_future(asyncio.gather(*(request.done for request in held)))
     command = asyncio.ensure_future(stdin.readline())
     await asyncio.wait((responses, command), return_when=asyncio.FIRST_COMPLETED)
     if responses.done():
         command.cancel()
-        print(json.dumps({"results": responses.result()}), flush=True)
+        print(json.dumps({"results": [request.result() for request in held]}), flush=True)
         return
     responses.cancel()
-    await asyncio.gather(responses, return_exceptions=True)
-    for _, writer in connections:
-        writer.transport.abort()  # a tab closed: RST, no goodbye
+    for request in held:
+        if request.transport is not None:
+            request.transport.abort()  # a tab closed: RST, no goodbye
     print(json.dumps({"aborted": time.time()}), flush=True)
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1])))
+    uvloop.run(main(int(sys.argv[1])))

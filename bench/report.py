@@ -158,20 +158,28 @@ def crowd_section(report: Any) -> list[str]:
         "",
         "A real `langgraph dev` (`--n-jobs-per-worker 10`; offline agent, runs of a few "
         "seconds). The waiters come from `bench/loadgen.py`, a process of its own holding one "
-        "raw socket per request, so its cost is not the server's; the server's CPU, RSS and "
-        "file descriptors are read from `/proc` for its process group. Each scenario makes "
-        "its runs once without waiters and once with them; run wall time is from the first "
-        "run's creation to the last run's final checkpoint, the wake delay from a thread's "
-        "final checkpoint to the end of each response as the load generator reads it. "
+        "raw socket per request (a bare `asyncio.Protocol` on uvloop: a response costs it one "
+        "callback, parsed only after all have arrived), so its cost is not the server's; the "
+        "server's CPU, RSS and file descriptors are read from `/proc` for its process group. "
+        "Each scenario makes its runs once without waiters and once with them; run wall time "
+        "is from the first run's creation to the last run's final checkpoint. The wake delay "
+        "runs from the final checkpoint's commit to the end of each response as the load "
+        "generator reads it: `bench/commit_clock.py` reads the store every 5 ms from outside "
+        "the server and dates each new head to the start of the read *before* the one that "
+        "first saw it, so a wake is never measured shorter than it was. The bench finds run "
+        "ends with one thread search every 250 ms, not a request per run. "
         f"Load average when the run ended: {crowd.load_avg}.",
         "",
-        "*Server marks the run done*: from the final checkpoint to the run's own end as the "
-        "server records it (`updated_at` of the run); until then the server says `busy` and "
-        "the route, whose contract lets the server's status win, says not complete.",
+        "*Commit after `ts`*: how long after its own `ts` the server's checkpointer committed "
+        "the final checkpoint. *Server marks the run done*: from the final checkpoint's `ts` "
+        "to the run's own end as the server records it (`updated_at` of the run); until then "
+        "the server holds the run and the route, whose contract lets the server's status win, "
+        "says not complete. Both are the server's own latency, waiters or not.",
         "",
         "| scenario | run wall, alone | with waiters | right answers | unfinished at the "
-        "deadline | wake p50 | wake p99 | server marks the run done, p50 / p99 |",
-        "|---|---|---|---|---|---|---|---|",
+        "deadline | wake p50 | wake p99 | commit after `ts`, p50 / p99 | server marks the run "
+        "done, p50 / p99 |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for kind, title in CROWD_KINDS.items():
         m = crowd.scenarios.get(kind)
@@ -179,7 +187,8 @@ def crowd_section(report: Any) -> list[str]:
             lines.append(
                 f"| {title} | {m['wall alone']:.2f} s | {m['wall']:.2f} s | "
                 f"{m['right']} / {m['answers']} | {m['unfinished']} | {ms(m['wake_p50'])} | "
-                f"{ms(m['wake_p99'])} | {ms(m['server lag p50'])} / {ms(m['server lag p99'])} |"
+                f"{ms(m['wake_p99'])} | {ms(m['commit lag p50'])} / {ms(m['commit lag p99'])} | "
+                f"{ms(m['server lag p50'])} / {ms(m['server lag p99'])} |"
             )
     idle = crowd.idle
     if idle:

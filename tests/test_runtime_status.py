@@ -14,7 +14,12 @@ from uuid import UUID, uuid4
 import pytest
 from langgraph_runtime_inmem.database import GLOBAL_STORE
 
-from EvoScientist.store.runtime_status import RuntimeThreadStatus, RuntimeUnavailable
+from EvoScientist.store.runtime_status import (
+    RuntimeRunStatus,
+    RuntimeThreadStatus,
+    RuntimeUnavailable,
+    runtime_runs,
+)
 
 
 @pytest.fixture
@@ -95,3 +100,58 @@ def test_another_runtime_is_asked_through_the_api(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("LANGGRAPH_RUNTIME_EDITION")
     with pytest.raises(RuntimeUnavailable):
         RuntimeThreadStatus().status(str(uuid4()))
+
+
+@pytest.fixture
+def runs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
+    monkeypatch.setenv("LANGGRAPH_RUNTIME_EDITION", "inmem")
+    rows: list[dict[str, Any]] = []
+    monkeypatch.setitem(GLOBAL_STORE, "runs", rows)
+    yield rows
+
+
+def run_row(thread_id: UUID, status: str = "running") -> dict[str, Any]:
+    now = datetime.now(UTC)
+    return {
+        "run_id": uuid4(),
+        "thread_id": thread_id,
+        "status": status,
+        "metadata": {},
+        "kwargs": {},
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
+def test_a_threads_runs_are_read_from_the_run_table(runs: list[dict[str, Any]]) -> None:
+    thread, other = uuid4(), uuid4()
+    done, running = run_row(thread, "success"), run_row(thread, "running")
+    runs.extend([done, run_row(other, "pending"), running])
+    assert runtime_runs(str(thread)) == {
+        str(done["run_id"]): "success",
+        str(running["run_id"]): "running",
+    }
+    running["status"] = "success"  # as ``Runs.set_status`` does when the run ends
+    assert runtime_runs(str(thread))[str(running["run_id"])] == "success"
+    runs.remove(done)  # deleted through the API
+    assert list(runtime_runs(str(thread))) == [str(running["run_id"])]
+    assert runtime_runs("a1b2c3d4") == {}
+
+
+def test_a_runs_status_is_read_fresh_by_its_id(
+    runs: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    row = run_row(uuid4())
+    runs.extend([run_row(uuid4()), row])
+    status = RuntimeRunStatus()
+    run_id = str(row["run_id"])
+    assert status.status(run_id) == "running"
+    row["status"] = "success"  # updated in place
+    assert status.status(run_id) == "success"
+    del runs[0]  # the remembered position moved
+    assert status.status(run_id) == "success"
+    monkeypatch.setitem(GLOBAL_STORE, "runs", [{**row, "status": "interrupted"}])
+    assert status.status(run_id) == "interrupted"  # a table loaded anew
+    runs.clear()
+    monkeypatch.setitem(GLOBAL_STORE, "runs", runs)
+    assert status.status(run_id) is None  # deleted

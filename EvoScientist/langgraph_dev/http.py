@@ -9,21 +9,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.authentication import UnauthenticatedUser
 from starlette.convertors import Convertor, register_url_convertor
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive
+from starlette.types import Receive, Scope, Send
 
+from EvoScientist.answer.result import FinalAnswer
 from EvoScientist.langgraph_dev import quiet_logs
+from EvoScientist.langgraph_dev.collector import freeze_startup_heap
+from EvoScientist.langgraph_dev.delivery import Respond
+from EvoScientist.langgraph_dev.front_door import FRONT_DOOR_SEND, FrontDoor
 from EvoScientist.langgraph_dev.openapi import OPENAPI_PATH, openapi_document
-from EvoScientist.langgraph_dev.params import InvalidRequest, parse_query
+from EvoScientist.langgraph_dev.params import FinalAnswerQuery, InvalidRequest, parse_query
 from EvoScientist.langgraph_dev.responses import (
     answer_etag,
     error_response,
@@ -173,6 +178,22 @@ async def get_final_answer(request: Request) -> Response:
     if_none_match = request.headers.get("if-none-match")
     user_id = authenticated_user_id(request)
     service = _service(request)
+    sent = False
+    respond: Respond | None = None
+    front_door_send = request.scope.get(FRONT_DOOR_SEND)
+    if query.wait and front_door_send is not None:
+
+        async def respond(answer: FinalAnswer, rendered: dict[Hashable, Any]) -> None:
+            nonlocal sent
+            sent = True
+            key = (representation, if_none_match)
+            response = rendered.get(key)
+            if response is None:
+                response = rendered[key] = answer_response(
+                    answer, query, representation, if_none_match
+                )
+            await response(request.scope, request.receive, front_door_send)
+
     try:
         async with auth_context(request):
             if query.wait:
@@ -187,8 +208,11 @@ async def get_final_answer(request: Request) -> Response:
                             and not etag_matches(if_none_match, answer_etag(a, representation))
                         ),
                         user_id=user_id,
+                        respond=respond,
                     ),
                 )
+                if sent:
+                    return ALREADY_SENT
             else:
                 answer = await service.read(query.thread_id, query.run_id, user_id=user_id)
     except ThreadNotFound:
@@ -231,6 +255,12 @@ async def get_final_answer(request: Request) -> Response:
             retryable=True,
         )
 
+    return answer_response(answer, query, representation, if_none_match)
+
+
+def answer_response(
+    answer: FinalAnswer, query: FinalAnswerQuery, representation: str, if_none_match: str | None
+) -> Response:
     etag = answer_etag(answer, representation)
     if etag_matches(if_none_match, etag):
         return not_modified(etag)
@@ -239,27 +269,46 @@ async def get_final_answer(request: Request) -> Response:
     return json_answer(answer, etag, include_reasoning=query.include_reasoning)
 
 
+class AlreadySent(Response):
+    """What the route returns for a request its poll has answered (``delivery``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        return
+
+
+ALREADY_SENT = AlreadySent()
+
+
 def create_app(service_factory: ServiceFactory = FinalAnswerService.from_environment) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if inside_langgraph_server():  # the server has started: see collector.py
+            frozen = freeze_startup_heap()
+            logger.debug("froze %d objects of the started server's heap", frozen)
         yield
         service = getattr(app.state, "final_answer_service", None)
         if service is not None:
             await service.close()
 
+    # Any text, even an encoded ``/`` or a newline, so every id reaches validation
+    # (a 422 in the documented shape) instead of missing the route (a bare 404 that a
+    # client would read as "route absent").
+    final_answer = Route(
+        "/api/threads/{thread_id:any_text}/final-answer",
+        get_final_answer,
+        methods=[*ROUTE_METHODS, *REFUSED_METHODS],
+    )
     app = Starlette(
         routes=[
             Route("/api/models", get_models, methods=["GET"]),
             Route(OPENAPI_PATH, get_openapi, methods=["GET"], include_in_schema=False),
-            # Any text, even an encoded ``/`` or a newline, so every id reaches validation
-            # (a 422 in the documented shape) instead of missing the route (a bare 404
-            # that a client would read as "route absent").
-            Route(
-                "/api/threads/{thread_id:any_text}/final-answer",
-                get_final_answer,
-                methods=[*ROUTE_METHODS, *REFUSED_METHODS],
-            ),
+            final_answer,
         ],
+        # Outermost inside langgraph dev: see EvoScientist.langgraph_dev.front_door.
+        middleware=[Middleware(FrontDoor, route=final_answer)],
         lifespan=lifespan,
     )
     app.state.service_factory = service_factory

@@ -15,11 +15,16 @@ from EvoScientist import settings
 from EvoScientist.answer.result import FinalAnswer, run_state, with_run_state, with_thread_status
 from EvoScientist.answer.run_liveness import ServerRuns, Writer, judge
 from EvoScientist.answer.status import RunStatus
+from EvoScientist.langgraph_dev.delivery import Respond
 from EvoScientist.langgraph_dev.waiting import LongPolls
 from EvoScientist.store.api_reader import ApiAnswerReader, inside_langgraph_server
 from EvoScientist.store.base import CheckpointAnswerReader
 from EvoScientist.store.errors import RunNotFound, StoreUnavailable, ThreadNotFound
-from EvoScientist.store.runtime_status import RuntimeThreadStatus, RuntimeUnavailable
+from EvoScientist.store.runtime_status import (
+    RuntimeThreadStatus,
+    RuntimeUnavailable,
+    runtime_runs,
+)
 from EvoScientist.store.server_runs import server_runs
 from EvoScientist.store.sqlite_reader import SqliteAnswerReader
 
@@ -93,6 +98,24 @@ class FinalAnswerService:
             logger.warning(
                 "thread %s: server status unavailable; using the checkpoint alone", thread_id
             )
+            return None
+
+    async def _server_runs(
+        self, thread_id: str, thread_status: str | None, run_id: str | None
+    ) -> ServerRuns | None:
+        """This server's runs of the thread: read from its own run table when this
+        process is the server (microseconds, where a request through the API costs
+        milliseconds on the loop every run shares), else asked through the API."""
+        assert self.api is not None
+        if self.api.url is None:
+            try:
+                return ServerRuns(thread_status, runtime_runs(thread_id))
+            except RuntimeUnavailable:
+                pass  # another runtime: ask it through the API
+        try:
+            return await server_runs(self.api.client, thread_id, thread_status, (run_id,))
+        except StoreUnavailable:
+            logger.warning("thread %s: the server's runs unavailable", thread_id)
             return None
 
     async def read(
@@ -182,13 +205,7 @@ class FinalAnswerService:
             # long it has been silent, that server vouches for it.
             return answer, server
         if inside and server is None:
-            assert self.api is not None
-            try:
-                server = await server_runs(
-                    self.api.client, thread_id, thread_status, (answer.run_id,)
-                )
-            except StoreUnavailable:
-                logger.warning("thread %s: the server's runs unavailable", thread_id)
+            server = await self._server_runs(thread_id, thread_status, answer.run_id)
         if (
             server is not None
             and answer.status is RunStatus.PENDING
@@ -214,10 +231,14 @@ class FinalAnswerService:
         changed: Callable[[FinalAnswer], bool] | None = None,
         *,
         user_id: str | None = None,
+        respond: Respond | None = None,
     ) -> FinalAnswer:
         """Hold until the run is complete, ``changed(answer)`` holds, or time is up
-        (``EvoScientist.langgraph_dev.waiting``: one shared poll per thread)."""
-        return await self.long_polls.wait(thread_id, run_id, seconds, changed, user_id=user_id)
+        (``EvoScientist.langgraph_dev.waiting``: one shared poll per thread; ``respond``:
+        ``EvoScientist.langgraph_dev.delivery``)."""
+        return await self.long_polls.wait(
+            thread_id, run_id, seconds, changed, user_id=user_id, respond=respond
+        )
 
 
 def _silent_for(updated_at: str | None) -> float | None:

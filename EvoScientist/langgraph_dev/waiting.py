@@ -17,8 +17,14 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING
 
 from EvoScientist.answer.result import FinalAnswer
+from EvoScientist.langgraph_dev.delivery import Parked, Parking, Respond
 from EvoScientist.store.api_reader import api_thread_id, inside_langgraph_server
 from EvoScientist.store.errors import StoreUnavailable
+from EvoScientist.store.runtime_status import (
+    RuntimeRunStatus,
+    RuntimeUnavailable,
+    runtime_table,
+)
 from EvoScientist.store.watch import UNSEEN, ThreadWatch
 
 if TYPE_CHECKING:
@@ -27,8 +33,15 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 API_POLL_SECONDS = 0.1  # reading only through the API: no change signal, poll
-CATCH_UP_POLL_SECONDS = 0.02  # the checkpoint says done, the server still says busy
-SERVER_STATUS_POLL_SECONDS = 2.0  # a run may end without writing: one search for all
+# How often the server's status of the waited-on threads is read: a run may end
+# without writing (a cancel), and the server flips a thread to idle a moment after its
+# final checkpoint (``CATCH_UP``). Through the API each read is one search for all
+# threads (a request through the server's stack); from the in-memory runtime's own
+# table it costs microseconds, so it is read far more often.
+SERVER_STATUS_POLL_SECONDS = 2.0
+CATCH_UP_POLL_SECONDS = 0.02
+RUNTIME_STATUS_POLL_SECONDS = 0.25
+RUNTIME_CATCH_UP_POLL_SECONDS = 0.002
 # A safety net under the store's change watch: a poll reads again at least this often.
 STORE_POLL_SECONDS = 30.0
 
@@ -44,9 +57,12 @@ class _Poll:
         self.published: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.task: asyncio.Task[None] | None = None
         self.reads = 0
+        self.parking = Parking()
 
-    def publish(self, outcome: FinalAnswer | BaseException) -> None:
+    async def publish(self, outcome: FinalAnswer | BaseException) -> None:
         self.outcome = outcome
+        if isinstance(outcome, FinalAnswer) and self.parking:
+            await self.parking.deliver(outcome)
         published, self.published = (
             self.published,
             asyncio.get_running_loop().create_future(),
@@ -60,6 +76,7 @@ class LongPolls:
         self._polls: dict[PollKey, _Poll] = {}
         self._statuses: ThreadWatch | None = None
         self._catch_up: ThreadWatch | None = None
+        self._lagging: dict[str, str | None] = {}  # thread → the run its server lags
         self.reads = 0  # answer reads run by polls (for tests and benchmarks)
 
     @property
@@ -75,12 +92,18 @@ class LongPolls:
         changed: Callable[[FinalAnswer], bool] | None = None,
         *,
         user_id: str | None = None,
+        respond: Respond | None = None,
     ) -> FinalAnswer:
         """Hold until the run is complete, ``changed(answer)`` holds, or time is up.
 
         Raises what the read raises (``ThreadNotFound``, ``StoreUnavailable``). A
         caller cancelled (its client gone) leaves at once; the poll stops with its last
-        waiter."""
+        waiter. ``respond``: the caller's way to send its response, for the poll to
+        answer it itself (``delivery``); it was used when it has been called."""
+
+        def accepts(answer: FinalAnswer) -> bool:
+            return answer.complete or (changed is not None and changed(answer))
+
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
         key = (thread_id, run_id, user_id)
@@ -91,23 +114,30 @@ class LongPolls:
             # run as this caller (the key holds the caller's identity).
             poll.task = asyncio.create_task(self._run(key, poll))
         poll.waiters += 1
+        parked = None if respond is None else Parked(accepts, respond)
         try:
             judged: object = None
             while True:
+                if parked is not None and parked.answered is not None:
+                    return parked.answered  # the poll sent the response
                 outcome = poll.outcome
                 if outcome is not None and outcome is not judged:
                     if isinstance(outcome, BaseException):
                         raise _copy(outcome)
-                    if outcome.complete or (changed is not None and changed(outcome)):
+                    if accepts(outcome):
                         return outcome
                     judged = outcome
                 remaining = deadline - loop.time()
                 if isinstance(outcome, FinalAnswer) and remaining <= 0:
                     return outcome
+                if parked is not None and isinstance(outcome, FinalAnswer):
+                    poll.parking.park(parked)  # from now on the poll may answer it
                 # The first read is awaited past the wait: it has its own deadline.
                 timeout = remaining if isinstance(outcome, FinalAnswer) else None
                 await asyncio.wait((poll.published,), timeout=timeout)
         finally:
+            if parked is not None:
+                poll.parking.leave(parked)
             poll.waiters -= 1
             if not poll.waiters and poll.task is not None and not poll.task.done():
                 poll.task.cancel()  # nobody left: no further reads
@@ -131,13 +161,13 @@ class LongPolls:
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # every waiter hears it, as a lone read would
-                    poll.publish(exc)
+                    await poll.publish(exc)
                     return
-                poll.publish(answer)
+                await poll.publish(answer)
                 if answer.complete:
                     return
                 if server_lags:
-                    await self._until_server_catches_up(thread_id, catch_up_token)
+                    await self._until_server_catches_up(thread_id, answer, catch_up_token)
                 else:
                     await self._until_changed(thread_id, answer, token, status_token)
         finally:
@@ -169,14 +199,23 @@ class LongPolls:
             for waiting in waits:
                 waiting.cancel()
 
-    async def _until_server_catches_up(self, thread_id: str, token: int) -> None:
-        """The checkpoint says the run is over, the server still says busy (it flips a
-        moment later): one search every ``CATCH_UP_POLL_SECONDS`` reads the status of
-        every thread in that state, and wakes the polls whose status moved."""
+    async def _until_server_catches_up(
+        self, thread_id: str, answer: FinalAnswer, token: int
+    ) -> None:
+        """The checkpoint says the run is over, the server still holds it as running
+        (it marks the run done, then the thread idle, a moment later): one check every
+        ``CATCH_UP_POLL_SECONDS`` reads the status of every thread in that state (and,
+        from the runtime's own tables, of the run the checkpoint names: the route's
+        answer turns on the run, which the server marks first), and wakes the polls
+        whose status moved."""
         if self._status_watch() is None or self._catch_up is None:  # pragma: no cover
             await asyncio.sleep(CATCH_UP_POLL_SECONDS)
             return
-        await self._catch_up.wait(thread_id, token, SERVER_STATUS_POLL_SECONDS)
+        self._lagging[thread_id] = answer.run_id
+        try:
+            await self._catch_up.wait(thread_id, token, SERVER_STATUS_POLL_SECONDS)
+        finally:
+            self._lagging.pop(thread_id, None)
 
     def _status_watch(self) -> ThreadWatch | None:
         """Inside the server: the status of every waited-on thread, one search for all
@@ -186,8 +225,15 @@ class LongPolls:
         if api is None or not inside_langgraph_server():
             return None
         if self._statuses is None:
+            runtime = self.service.runtime_status
 
             async def statuses(thread_ids: list[str]) -> dict[str, Hashable]:
+                if api.url is None:  # this process is the server: read its own table
+                    try:
+                        found = ((t, runtime.status(t)) for t in thread_ids)
+                        return {t: status for t, status in found if status is not None}
+                    except RuntimeUnavailable:
+                        pass  # another runtime: ask it through the API
                 # Shared by every caller's polls: asked as the server itself, not as
                 # whichever caller started the watch (its task runs in a copy of that
                 # caller's context). Only wakes polls; each then reads as its caller.
@@ -200,13 +246,29 @@ class LongPolls:
 
                 return pause
 
-            self._statuses = ThreadWatch(
-                statuses, every(SERVER_STATUS_POLL_SECONDS), idle_cap=SERVER_STATUS_POLL_SECONDS
-            )
-            self._catch_up = ThreadWatch(
-                statuses, every(CATCH_UP_POLL_SECONDS), idle_cap=CATCH_UP_POLL_SECONDS
-            )
-            watches = (self._statuses, self._catch_up)
+            run_statuses = RuntimeRunStatus()
+
+            async def lagging(thread_ids: list[str]) -> dict[str, Hashable]:
+                found = {}
+                try:
+                    for thread_id in thread_ids:
+                        run_id = self._lagging.get(thread_id)
+                        run = run_statuses.status(run_id) if run_id is not None else None
+                        found[thread_id] = (runtime.status(thread_id), run)
+                except RuntimeUnavailable as exc:  # pragma: no cover - the table went away
+                    raise StoreUnavailable(str(exc)) from exc
+                return found
+
+            status_every, catch_up_every = SERVER_STATUS_POLL_SECONDS, CATCH_UP_POLL_SECONDS
+            catch_up = statuses
+            if api.url is None and _runtime_readable():
+                status_every = RUNTIME_STATUS_POLL_SECONDS
+                catch_up, catch_up_every = lagging, RUNTIME_CATCH_UP_POLL_SECONDS
+            self._statuses = ThreadWatch(statuses, every(status_every), idle_cap=status_every)
+            self._catch_up = ThreadWatch(catch_up, every(catch_up_every), idle_cap=catch_up_every)
+            # What a read saw of a thread's status is that watch's signature (the
+            # runtime's catch-up watch signs with the run's status too: its own checks).
+            watches = [self._statuses] + ([self._catch_up] if catch_up is statuses else [])
 
             def observed(thread_id: str, status: str | None) -> None:
                 for watch in watches:
@@ -223,6 +285,14 @@ class LongPolls:
         for watch in (self._statuses, self._catch_up):
             if watch is not None:
                 await watch.close()
+
+
+def _runtime_readable() -> bool:
+    try:
+        runtime_table()
+    except RuntimeUnavailable:
+        return False
+    return True
 
 
 def _as_server() -> None:

@@ -1,4 +1,4 @@
-"""A thread's status read from the in-memory runtime's own thread table.
+"""A thread's status and runs read from the in-memory runtime's own tables.
 
 Inside ``langgraph dev`` (``LANGGRAPH_RUNTIME_EDITION=inmem``) the server keeps its
 threads in one process-wide table (``langgraph_runtime_inmem.database.GLOBAL_STORE``
@@ -12,8 +12,11 @@ loop.
 Where each thread sits in the table is remembered, checked by identity on every read
 (the table still the same list, the same dict still at that position), so a deleted
 thread, a replaced table (``GLOBAL_STORE.clear()``/``load()``) or a moved row is
-looked up again, never read stale. Any other runtime (PostgreSQL-backed
-``langgraph_runtime_postgres``, a remote server) is asked through the API as before.
+looked up again, never read stale. A thread's runs (``["runs"]``, appended when put,
+their ``status`` updated in place, rows dropped when deleted) are read by one pass over
+that list, as the runtime's own ``Runs.search`` does for ``runs.list``. Any other
+runtime (PostgreSQL-backed ``langgraph_runtime_postgres``, a remote server) is asked
+through the API as before.
 """
 
 from __future__ import annotations
@@ -35,44 +38,75 @@ class RuntimeUnavailable(Exception):
     """This process holds no in-memory runtime table to read."""
 
 
-def runtime_table() -> list[dict[str, Any]]:
-    """The in-memory runtime's thread table, when this process serves from one."""
+def runtime_table(name: str = "threads") -> list[dict[str, Any]]:
+    """One of the in-memory runtime's tables, when this process serves from one."""
     if os.environ.get("LANGGRAPH_RUNTIME_EDITION") != RUNTIME_EDITION:
         raise RuntimeUnavailable("not the in-memory runtime")
     database = sys.modules.get(RUNTIME_MODULE)
     store = getattr(database, "GLOBAL_STORE", None)
-    threads = store.get("threads") if isinstance(store, dict) else None
-    if not isinstance(threads, list):
-        raise RuntimeUnavailable("no thread table")
-    return threads
+    table = store.get(name) if isinstance(store, dict) else None
+    if not isinstance(table, list):
+        raise RuntimeUnavailable(f"no {name} table")
+    return table
 
 
-class RuntimeThreadStatus:
-    """``status(thread_id)``: the server's status of a thread, or None when the server
-    does not hold the thread (as the API's search would answer)."""
+def runtime_runs(thread_id: str) -> dict[str, str]:
+    """The server's runs of a thread, run id → status (``pending``, ``running``,
+    ``success``…); raises ``RuntimeUnavailable`` when there is no table to read."""
+    runs = runtime_table("runs")
+    try:
+        key = UUID(thread_id)
+    except ValueError:
+        return {}  # the API holds only UUIDs
+    return {
+        str(row.get("run_id")): str(row.get("status"))
+        for row in runs
+        if row.get("thread_id") == key
+    }
 
-    def __init__(self) -> None:
+
+class RuntimeRowStatus:
+    """``status(id)``: the ``status`` of the row with that id in one of the runtime's
+    tables, or None when the server holds no such row (as the API would answer)."""
+
+    def __init__(self, table: str, key_field: str) -> None:
+        self._table = table
+        self._key_field = key_field
         self._positions: LruCache[UUID, tuple[list[dict[str, Any]], int, dict[str, Any]]] = (
             LruCache(KNOWN_POSITIONS)
         )
 
-    def status(self, thread_id: str) -> str | None:
+    def status(self, row_id: str) -> str | None:
         """Raises ``RuntimeUnavailable`` when there is no table to read."""
-        threads = runtime_table()
+        rows = runtime_table(self._table)
         try:
-            key = UUID(thread_id)
+            key = UUID(row_id)
         except ValueError:
             return None  # the API holds only UUIDs (it answers such an id with a 422)
         known = self._positions.get(key)
         if known is not None:
             table, position, row = known
-            if table is threads and position < len(threads) and threads[position] is row:
+            if table is rows and position < len(rows) and rows[position] is row:
                 return _status(row)
-        for position, row in enumerate(threads):
-            if row.get("thread_id") == key:
-                self._positions.put(key, (threads, position, row))
+        for position, row in enumerate(rows):
+            if row.get(self._key_field) == key:
+                self._positions.put(key, (rows, position, row))
                 return _status(row)
         return None
+
+
+class RuntimeThreadStatus(RuntimeRowStatus):
+    """The server's status of a thread (``busy``, ``idle``, ``interrupted``, ``error``)."""
+
+    def __init__(self) -> None:
+        super().__init__("threads", "thread_id")
+
+
+class RuntimeRunStatus(RuntimeRowStatus):
+    """The server's status of a run (``pending``, ``running``, ``success``…)."""
+
+    def __init__(self) -> None:
+        super().__init__("runs", "run_id")
 
 
 def _status(row: dict[str, Any]) -> str | None:

@@ -1,0 +1,125 @@
+"""Held requests answered by their poll in one pass (``langgraph_dev/delivery.py``).
+
+``Parking`` on its own, then through the real long-poll: waiters parked on one thread
+of a real store, answered by the poll's task when the run's final checkpoint lands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Hashable
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from EvoScientist.answer.result import FinalAnswer
+from EvoScientist.answer.status import RunStatus
+from EvoScientist.langgraph_dev.delivery import Parked, Parking
+from EvoScientist.langgraph_dev.service import FinalAnswerService
+from tests.seeds import Seeder
+from tests.test_waiting import reached, three_step_graph, until
+
+pytestmark = pytest.mark.backends("sqlite")
+
+
+def answer(status: RunStatus = RunStatus.SUCCESS, content: str = "done") -> FinalAnswer:
+    return FinalAnswer(thread_id="t", status=status, content=content)
+
+
+def complete_only(a: FinalAnswer) -> bool:
+    return a.complete
+
+
+class Recorder:
+    """A request's way to respond: records what it sent, from which task."""
+
+    def __init__(self, log: list[tuple[str, FinalAnswer]], name: str, fail: bool = False):
+        self.log, self.name, self.fail = log, name, fail
+        self.renders = 0
+
+    async def __call__(self, a: FinalAnswer, rendered: dict[Hashable, Any]) -> None:
+        if "body" not in rendered:
+            self.renders += 1
+            rendered["body"] = a.content
+        self.log.append((self.name, a))
+        if self.fail:
+            raise ConnectionResetError("the client is gone")
+
+
+async def test_delivery_answers_every_accepting_request_in_arrival_order() -> None:
+    log: list[tuple[str, FinalAnswer]] = []
+    parking = Parking()
+    recorders = [Recorder(log, f"r{i}") for i in range(5)]
+    parked = [Parked(complete_only, recorder) for recorder in recorders]
+    for p in parked:
+        parking.park(p)
+
+    assert await parking.deliver(answer(RunStatus.RUNNING)) == 0  # nobody accepts
+    assert log == [] and len(parking) == 5
+
+    final = answer()
+    assert await parking.deliver(final) == 5
+    assert [name for name, _ in log] == ["r0", "r1", "r2", "r3", "r4"]
+    assert all(p.answered is final for p in parked)
+    assert len(parking) == 0
+    # One answer rendered once for all the requests that share its representation.
+    assert sum(r.renders for r in recorders) == 1
+
+
+async def test_a_request_that_left_is_not_answered_and_a_broken_one_stops_no_other() -> None:
+    log: list[tuple[str, FinalAnswer]] = []
+    parking = Parking()
+    gone, broken, fine = (
+        Parked(complete_only, Recorder(log, "gone")),
+        Parked(complete_only, Recorder(log, "broken", fail=True)),
+        Parked(complete_only, Recorder(log, "fine")),
+    )
+    for p in (gone, broken, fine):
+        parking.park(p)
+    assert parking.leave(gone) is True
+    assert await parking.deliver(answer()) == 2
+    assert [name for name, _ in log] == ["broken", "fine"]
+    assert gone.answered is None and fine.answered is not None
+    assert parking.leave(fine) is False  # already answered: the poll sent it
+
+
+async def test_the_poll_itself_answers_its_parked_waiters_at_the_final_commit(
+    seeder: Seeder,
+) -> None:
+    """Every parked waiter's response is sent from the poll's task, in one pass, before
+    any waiter's own task runs again; waiters without a way to respond are unchanged."""
+    service = FinalAnswerService(seeder.store.reader(), None)
+    gates = [asyncio.Event() for _ in range(3)]
+    thread = seeder.thread(three_step_graph(seeder, gates))
+    run = asyncio.create_task(seeder.run(thread, {"messages": [HumanMessage("go")]}))
+    senders: list[asyncio.Task[Any] | None] = []
+    resumed: list[int] = []
+
+    async def respond(a: FinalAnswer, rendered: dict[Hashable, Any]) -> None:
+        assert a.complete and a.content == "the final answer"
+        senders.append(asyncio.current_task())
+
+    async def parked_waiter() -> FinalAnswer:
+        got = await service.wait(thread.thread_id, None, 20, respond=respond)
+        resumed.append(len(senders))  # how many were sent when this one resumed
+        return got
+
+    try:
+        await reached(thread, ("one",))
+        parked = [asyncio.create_task(parked_waiter()) for _ in range(20)]
+        plain = asyncio.create_task(service.wait(thread.thread_id, None, 20))
+        await until(lambda: len(service.long_polls._polls) == 1)
+        for gate in gates:
+            gate.set()
+        await run
+        answers = await asyncio.wait_for(asyncio.gather(*parked, plain), 10)
+    finally:
+        for gate in gates:
+            gate.set()
+        await run
+        await service.close()
+    assert {a.content for a in answers} == {"the final answer"}
+    assert len(senders) == 20
+    assert len(set(senders)) == 1 and senders[0] not in parked  # the poll's own task
+    assert resumed == [20] * 20  # all sent before the first waiter resumed

@@ -1,0 +1,106 @@
+"""The front door (``langgraph_dev/front_door.py``): inside ``langgraph dev`` the
+route's GET and HEAD skip the server's own middleware only when all of it is known to
+do nothing for them, and answer with the server's own CORS settings.
+
+The server's module is stood in for by a namespace holding what ``langgraph_api.server``
+and ``langgraph_api.config`` hold (importing the real ones starts a server); the
+middleware in it are the real classes. End to end, inside a real ``langgraph dev``,
+the browser test (``test_browser_recovery.py``) reads the route cross-origin.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from types import SimpleNamespace
+
+import httpx
+import pytest
+from langgraph_api.middleware.private_network import PrivateNetworkMiddleware
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.middleware.gzip import GZipMiddleware
+
+from EvoScientist.langgraph_dev.http import create_app
+from EvoScientist.langgraph_dev.service import FinalAnswerService
+from tests.seeds import Seeder, route
+
+pytestmark = pytest.mark.backends("sqlite")
+
+ORIGIN = "http://webui.example"
+SERVER_CORS = {
+    "allow_origins": ["*"],
+    "allow_methods": ["*"],
+    "allow_headers": ["*"],
+    "expose_headers": ["location", "content-location"],
+}
+
+
+def transparent_stack() -> list[Middleware]:
+    return [Middleware(PrivateNetworkMiddleware), Middleware(CORSMiddleware, **SERVER_CORS)]
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
+    """Stand-ins for the server's modules, as the front door reads them."""
+    server = SimpleNamespace(global_middleware=transparent_stack())
+    config = SimpleNamespace(HTTP_CONFIG={"app": "EvoScientist.langgraph_dev.http:app"})
+    config.MOUNT_PREFIX = None
+    monkeypatch.setitem(sys.modules, "langgraph_api.server", server)
+    monkeypatch.setitem(sys.modules, "langgraph_api.config", config)
+    server.config = config
+    yield server
+
+
+async def get(seeder: Seeder, **headers: str) -> httpx.Response:
+    thread = await seeder.chat(["forty-two"])
+    service = FinalAnswerService(seeder.store.reader(), None)
+    app = create_app(lambda: service)
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://testserver"
+        ) as client:
+            return await client.get(route(thread.thread_id), headers=headers)
+    finally:
+        await service.close()
+
+
+async def test_open_door_answers_with_the_servers_cors_headers(
+    seeder: Seeder, server: SimpleNamespace
+) -> None:
+    # The app under test holds only its own middleware: CORS headers can only come
+    # from the front door, with the server's settings.
+    response = await get(seeder, Origin=ORIGIN)
+    assert response.status_code == 200 and response.json()["content"] == "forty-two"
+    assert response.headers["access-control-allow-origin"] == "*"
+    exposed = response.headers["access-control-expose-headers"].lower()
+    assert "content-location" in exposed and "location" in exposed
+
+
+@pytest.mark.parametrize(
+    "closing",
+    ["unknown middleware", "auth on custom routes", "auth first", "mount prefix"],
+)
+async def test_the_door_closes_where_skipping_could_change_an_answer(
+    seeder: Seeder, server: SimpleNamespace, closing: str
+) -> None:
+    if closing == "unknown middleware":
+        server.global_middleware.append(Middleware(GZipMiddleware))
+    elif closing == "auth on custom routes":
+        server.config.HTTP_CONFIG["enable_custom_route_auth"] = True
+    elif closing == "auth first":
+        server.config.HTTP_CONFIG["middleware_order"] = "auth_first"
+    else:
+        server.config.MOUNT_PREFIX = "/api/v1"
+    # Closed, the request takes the usual path: here (no server stack applied) that
+    # means no CORS headers at all; in the server its own middleware adds them.
+    response = await get(seeder, Origin=ORIGIN)
+    assert response.status_code == 200 and response.json()["content"] == "forty-two"
+    assert "access-control-allow-origin" not in response.headers
+
+
+async def test_outside_the_server_the_door_stays_closed(seeder: Seeder) -> None:
+    assert "langgraph_api.server" not in sys.modules
+    response = await get(seeder, Origin=ORIGIN)
+    assert response.status_code == 200
+    assert "access-control-allow-origin" not in response.headers
