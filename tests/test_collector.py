@@ -7,28 +7,40 @@ from collections.abc import Iterator
 
 import pytest
 
-from EvoScientist.langgraph_dev.collector import collector_paused, freeze_startup_heap
+from EvoScientist.langgraph_dev.collector import (
+    SERVER_THRESHOLDS,
+    collector_paused,
+    tune_collector,
+)
 
 
 @pytest.fixture
-def unfrozen() -> Iterator[None]:
+def untuned() -> Iterator[None]:
+    """This test process's collector as it was, before and after."""
+    thresholds = gc.get_threshold()
     gc.unfreeze()
     yield
-    gc.unfreeze()  # this test process's heap stays collectable
+    gc.unfreeze()
+    gc.set_threshold(*thresholds)
 
 
-def test_the_started_heap_is_frozen(unfrozen: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("EVOSCIENTIST_GC_FREEZE", raising=False)
-    frozen = freeze_startup_heap()
+def test_the_started_heap_is_frozen_and_the_thresholds_raised(
+    untuned: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EVOSCIENTIST_GC_TUNING", raising=False)
+    frozen = tune_collector()
     assert frozen > 0 and gc.get_freeze_count() == frozen
+    assert gc.get_threshold() == SERVER_THRESHOLDS
 
 
 @pytest.mark.parametrize("value", ["0", "false", "off"])
-def test_freezing_can_be_turned_off(
-    unfrozen: None, monkeypatch: pytest.MonkeyPatch, value: str
+def test_tuning_can_be_turned_off(
+    untuned: None, monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
-    monkeypatch.setenv("EVOSCIENTIST_GC_FREEZE", value)
-    assert freeze_startup_heap() == 0 and gc.get_freeze_count() == 0
+    before = gc.get_threshold()
+    monkeypatch.setenv("EVOSCIENTIST_GC_TUNING", value)
+    assert tune_collector() == 0 and gc.get_freeze_count() == 0
+    assert gc.get_threshold() == before
 
 
 def test_collections_pause_only_while_inside() -> None:

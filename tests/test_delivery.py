@@ -17,6 +17,7 @@ from EvoScientist.answer.result import FinalAnswer
 from EvoScientist.answer.status import RunStatus
 from EvoScientist.langgraph_dev.delivery import Parked, Parking
 from EvoScientist.langgraph_dev.service import FinalAnswerService
+from EvoScientist.store.errors import StoreUnavailable
 from tests.seeds import Seeder
 from tests.test_waiting import reached, three_step_graph, until
 
@@ -123,3 +124,32 @@ async def test_the_poll_itself_answers_its_parked_waiters_at_the_final_commit(
     assert len(senders) == 20
     assert len(set(senders)) == 1 and senders[0] not in parked  # the poll's own task
     assert resumed == [20] * 20  # all sent before the first waiter resumed
+
+
+async def test_an_error_wakes_parked_waiters_to_raise_it(seeder: Seeder) -> None:
+    """Parked waiters sleep through outcomes they do not accept, but not through an
+    error: each raises it, as a waiter that is not parked does."""
+    service = FinalAnswerService(seeder.store.reader(), None)
+    gates = [asyncio.Event() for _ in range(3)]
+    thread = seeder.thread(three_step_graph(seeder, gates))
+    run = asyncio.create_task(seeder.run(thread, {"messages": [HumanMessage("go")]}))
+
+    async def never_sent(a: FinalAnswer, rendered: dict[Hashable, Any]) -> None:
+        raise AssertionError("no answer was accepted")
+
+    try:
+        await reached(thread, ("one",))
+        waiters = [
+            asyncio.create_task(service.wait(thread.thread_id, None, 30, respond=never_sent))
+            for _ in range(3)
+        ]
+        await until(lambda: sum(len(p.parking) for p in service.long_polls._polls.values()) == 3)
+        (poll,) = service.long_polls._polls.values()
+        await poll.publish(StoreUnavailable("the store went away"))
+        outcomes = await asyncio.wait_for(asyncio.gather(*waiters, return_exceptions=True), 5)
+    finally:
+        for gate in gates:
+            gate.set()
+        await run
+        await service.close()
+    assert all(isinstance(o, StoreUnavailable) for o in outcomes), outcomes

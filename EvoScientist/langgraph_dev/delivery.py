@@ -16,9 +16,10 @@ error) leaves the parking and answers for itself, as every request did before.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from EvoScientist.answer.result import FinalAnswer
@@ -33,9 +34,20 @@ Respond = Callable[[FinalAnswer, dict[Hashable, Any]], Awaitable[None]]
 
 @dataclass(eq=False)
 class Parked:
+    """A parked request sleeps on ``woken`` alone: the poll's other outcomes (a step of
+    the run it does not accept) do not wake it, only its answer or an error."""
+
     accepts: Callable[[FinalAnswer], bool]
     respond: Respond
     answered: FinalAnswer | None = None  # set once the poll has sent its response
+    woken: asyncio.Future[None] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.woken = asyncio.get_running_loop().create_future()
+
+    def wake(self) -> None:
+        if not self.woken.done():
+            self.woken.set_result(None)
 
 
 class Parking:
@@ -49,6 +61,11 @@ class Parking:
 
     def park(self, parked: Parked) -> None:
         self._parked[parked] = None
+
+    def wake_all(self) -> None:
+        """Every parked request judges the outcome itself (an error to raise)."""
+        for parked in self._parked:
+            parked.wake()
 
     def leave(self, parked: Parked) -> bool:
         """Take a request out; False when the poll already answered it."""
@@ -67,6 +84,7 @@ class Parking:
                     continue  # left while an earlier send waited on its socket
                 del self._parked[parked]
                 parked.answered = answer
+                parked.wake()
                 try:
                     await parked.respond(answer, rendered)
                 except Exception as exc:  # one client's broken socket is not the others'

@@ -24,7 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from EvoScientist.answer.result import FinalAnswer
 from EvoScientist.langgraph_dev import quiet_logs
-from EvoScientist.langgraph_dev.collector import freeze_startup_heap
+from EvoScientist.langgraph_dev.collector import tune_collector
 from EvoScientist.langgraph_dev.delivery import Respond
 from EvoScientist.langgraph_dev.front_door import FRONT_DOOR_SEND, FrontDoor
 from EvoScientist.langgraph_dev.openapi import OPENAPI_PATH, openapi_document
@@ -286,8 +286,8 @@ def create_app(service_factory: ServiceFactory = FinalAnswerService.from_environ
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if inside_langgraph_server():  # the server has started: see collector.py
-            frozen = freeze_startup_heap()
-            logger.debug("froze %d objects of the started server's heap", frozen)
+            frozen = tune_collector()
+            logger.debug("collector tuned; %d objects of the started heap frozen", frozen)
         yield
         service = getattr(app.state, "final_answer_service", None)
         if service is not None:

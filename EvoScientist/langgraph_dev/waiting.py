@@ -63,6 +63,8 @@ class _Poll:
         self.outcome = outcome
         if isinstance(outcome, FinalAnswer) and self.parking:
             await self.parking.deliver(outcome)
+        elif isinstance(outcome, BaseException):
+            self.parking.wake_all()
         published, self.published = (
             self.published,
             asyncio.get_running_loop().create_future(),
@@ -130,11 +132,13 @@ class LongPolls:
                 remaining = deadline - loop.time()
                 if isinstance(outcome, FinalAnswer) and remaining <= 0:
                     return outcome
-                if parked is not None and isinstance(outcome, FinalAnswer):
-                    poll.parking.park(parked)  # from now on the poll may answer it
                 # The first read is awaited past the wait: it has its own deadline.
                 timeout = remaining if isinstance(outcome, FinalAnswer) else None
-                await asyncio.wait((poll.published,), timeout=timeout)
+                if parked is not None and isinstance(outcome, FinalAnswer):
+                    poll.parking.park(parked)  # from now on the poll answers it
+                    await asyncio.wait((parked.woken,), timeout=timeout)
+                else:
+                    await asyncio.wait((poll.published,), timeout=timeout)
         finally:
             if parked is not None:
                 poll.parking.leave(parked)
