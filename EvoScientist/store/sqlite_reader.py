@@ -156,6 +156,10 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         self.path = path
         self.lazy_decoding = lazy_decoding
         self._db = ReadOnlyConnection(path)
+        # The watch's head checks on a connection of their own: a check then never
+        # waits behind the decodes queued on the readers' (a burst of finishing runs),
+        # and SQLite runs both at once (WAL readers do not block each other).
+        self._watch_db = ReadOnlyConnection(path)
         self._change: ChangeSignal | None = None
         self._known: LruCache[tuple[str, str], _CheckpointFacts] = LruCache(KNOWN_CHECKPOINTS)
         self._prefetched: LruCache[tuple[str, str], Any] = LruCache(PREFETCHED_ROWS)
@@ -183,6 +187,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             self._change.close()
             self._change = None
         await self._db.close()
+        await self._watch_db.close()
 
     async def _follow_replaced_file(self) -> None:
         if await self._db.follow_replaced_file():
@@ -293,7 +298,8 @@ class SqliteAnswerReader(CheckpointAnswerReader):
 
     async def _watch_heads(self, thread_ids: list[str]) -> dict[str, Any]:
         await self._follow_replaced_file()
-        async with self._db.session() as saver:
+        await self._watch_db.follow_replaced_file()
+        async with self._watch_db.session() as saver:
             self._watch_token = self._signal().token()  # before the query, as for a read
             try:
                 rows = await fetch(saver, WATCH_SQL, (json.dumps(thread_ids),))
