@@ -47,7 +47,7 @@ from EvoScientist.store.base import CACHE_SIZE, CheckpointAnswerReader, Head
 from EvoScientist.store.errors import StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import saver_answer
-from EvoScientist.store.postgres_lazy import LazyDecoder, with_checkpoint_row
+from EvoScientist.store.postgres_lazy import LazyDecoder, blob_cursor, with_checkpoint_row
 from EvoScientist.store.watch import ThreadWatch
 
 logger = logging.getLogger(__name__)
@@ -262,7 +262,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         async with self._connection() as conn:
             try:
                 if prefetch:
-                    async with conn.cursor(binary=True) as cur:
+                    async with blob_cursor(conn) as cur:
                         await cur.execute(with_checkpoint_row(sql), params)
                         found = await cur.fetchall()
                 else:

@@ -23,7 +23,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from EvoScientist.answer.result import FinalAnswer, answer_from_checkpoint
 from EvoScientist.answer.status import ERROR_CHANNEL, INTERRUPT_CHANNEL, RESUME_CHANNEL
-from EvoScientist.store import lazy
+from EvoScientist.store import delta, lazy
 from EvoScientist.store.errors import CheckpointUnreadable, StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import MESSAGES, is_delta_channel
@@ -95,7 +95,7 @@ class LazyDecoder:
     """The lazy decode of one reader, with the snapshots it keeps decoded."""
 
     def __init__(self) -> None:
-        self.seeds: LruCache[tuple[str, str], lazy.Seed] = LruCache(KEPT_SNAPSHOTS)
+        self.seeds: LruCache[tuple[str, str], delta.Seed] = LruCache(KEPT_SNAPSHOTS)
 
     def forget(self) -> None:
         self.seeds.clear()
@@ -164,15 +164,15 @@ class LazyDecoder:
         # Oldest checkpoint first; within one, the order live execution applied them.
         rows.sort(key=lambda r: (position[r[0]], writes_sort_key(r[1], r[2], r[3])))
         batches = [lazy.write_entries(_parse_msgpack(wtype, value)) for *_, wtype, value in rows]
-        return lazy.replay(seed, batches)
+        return delta.replay(seed, batches)
 
     async def _walk_to_seed(
         self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
-    ) -> tuple[list[str], lazy.Seed]:
+    ) -> tuple[list[str], delta.Seed]:
         """Ancestors nearest first, blobs parsed as they come, up to the nearest one
         holding the channel's value (the seed); that snapshot is kept decoded."""
         chain: list[str] = []
-        seed: lazy.Seed | None = None
+        seed: delta.Seed | None = None
         missing: str | None = parent_id  # the first link with no row behind it
         async with (
             saver.lock,
@@ -188,24 +188,24 @@ class LazyDecoder:
                 missing = ancestor_parent
                 values = _parse_msgpack(type_, blob).get("channel_values") or {}
                 if MESSAGES in values:
-                    seed = lazy.seed_of(values[MESSAGES])
+                    seed = delta.seed_of(values[MESSAGES])
                     self.seeds.put((thread_id, ancestor_id), seed)
                     break
         if seed is None:
             if missing is not None and len(chain) < MAX_CHAIN_DEPTH + 1:
                 raise pruned_history(missing)
-            seed = lazy.Seed([])
+            seed = delta.Seed([])
         return chain, seed
 
     async def _known_seed(
         self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
-    ) -> tuple[list[str], lazy.Seed] | None:
+    ) -> tuple[list[str], delta.Seed] | None:
         """The chain up to a snapshot decoded on an earlier read, if the walk meets one
         before any newer snapshot: then only the small blobs in between are read."""
         if not any(key[0] == thread_id for key in self.seeds):
             return None
         chain: list[str] = []
-        seed: lazy.Seed | None = None
+        seed: delta.Seed | None = None
         async with (
             saver.lock,
             saver.conn.execute(
@@ -231,7 +231,7 @@ class LazyDecoder:
                     return None  # changed under us: walk the slow way
                 values = _parse_msgpack(*blobs[checkpoint_id]).get("channel_values") or {}
                 if MESSAGES in values:  # a newer snapshot than the one kept
-                    newer = lazy.seed_of(values[MESSAGES])
+                    newer = delta.seed_of(values[MESSAGES])
                     self.seeds.put((thread_id, checkpoint_id), newer)
                     return chain[: depth + 1], newer
         return chain, seed
