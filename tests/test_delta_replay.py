@@ -8,7 +8,8 @@ decode. Each also shows it is a real test of the check: with the check skipped
 (``Seed.absent`` answering "not there"), the same read answers differently. On
 PostgreSQL it runs once with the snapshot read in the history statement and once left
 on the server (``INLINE_SNAPSHOT_BYTES = 0``: ids looked up there, the bytes read only
-when one may be in it).
+when one may be in it); on SQLite once parsed out of its row and once located in the
+row's bytes (``LOCATE_BYTES = 0``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 
 from EvoScientist.answer.result import FinalAnswer
-from EvoScientist.store import delta, postgres_lazy
+from EvoScientist.store import delta, postgres_lazy, sqlite_lazy
 from EvoScientist.store.postgres_reader import PostgresAnswerReader
 from tests.seeds import SeededThread, Seeder, Store
 
@@ -29,14 +30,18 @@ pytestmark = pytest.mark.backends("sqlite", "postgres")
 Edit = Callable[[list[BaseMessage]], list[BaseMessage]]
 
 
-@pytest.fixture(params=["inline", "on the server"])
+@pytest.fixture(params=["parsed", "left where it lies"])
 def snapshot_where(
     request: pytest.FixtureRequest, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> str:
-    if request.param == "on the server":
-        if store.backend != "postgres":
-            pytest.skip("only PostgreSQL leaves a snapshot where it lies")
-        monkeypatch.setattr(postgres_lazy, "INLINE_SNAPSHOT_BYTES", 0)
+    """How the first read meets the snapshot: parsed out of its row as it comes, or
+    (whatever its size) left where it lies: on PostgreSQL on the server, on SQLite in
+    the row's bytes, walked to, not parsed (``sqlite_lazy.LOCATE_BYTES``)."""
+    if request.param == "left where it lies":
+        if store.backend == "postgres":
+            monkeypatch.setattr(postgres_lazy, "INLINE_SNAPSHOT_BYTES", 0)
+        else:
+            monkeypatch.setattr(sqlite_lazy, "LOCATE_BYTES", 0)
     return str(request.param)
 
 
@@ -142,8 +147,11 @@ async def test_a_turn_of_new_messages_reads_no_snapshot_entry(
     assert answer == await full_read(store, thread.thread_id)
     assert answer.content == ""  # the newest turn (question 5) has no answer yet
     assert seeds and all(seed._entries is None for seed in seeds)
-    if snapshot_where == "on the server":
-        assert all(seed.raw is None for seed in seeds)
+    if snapshot_where == "left where it lies":
+        if store.backend == "postgres":
+            assert all(seed.raw is None for seed in seeds)  # never read
+        else:
+            assert all(isinstance(seed.raw, memoryview) for seed in seeds)  # not copied
 
 
 async def test_a_snapshot_read_once_answers_the_next_read(
@@ -165,7 +173,7 @@ async def test_a_snapshot_read_once_answers_the_next_read(
             as_node="agent",
         )
         answer = await reader.read(thread.thread_id)
-        if isinstance(reader, PostgresAnswerReader) and snapshot_where == "on the server":
+        if isinstance(reader, PostgresAnswerReader) and snapshot_where == "left where it lies":
             assert any(seed.raw is not None for seed in kept_seeds(reader))
     finally:
         await reader.close()

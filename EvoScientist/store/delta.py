@@ -57,7 +57,9 @@ class Seed:
 
     __slots__ = ("_absent", "_entries", "_index", "_packed_ids", "raw", "scanned")
 
-    def __init__(self, entries: Sequence[Any] | None, raw: bytes | None = None) -> None:
+    def __init__(
+        self, entries: Sequence[Any] | None, raw: bytes | memoryview | None = None
+    ) -> None:
         self._entries = None if entries is None else list(entries)
         self.raw = raw
         self._index: dict[str, int] | None = None
@@ -134,7 +136,7 @@ class Seed:
 _ID_FIELD = re.compile(rb"\xa2id(?:([\xa0-\xbf])|\xd9(.)|\xda(..)|\xdb(....))", re.DOTALL)
 
 
-def packed_ids(raw: bytes) -> frozenset[bytes]:
+def packed_ids(raw: bytes | memoryview) -> frozenset[bytes]:
     """Every string packed in ``raw`` as the value of an ``"id"`` key, at any depth
     (ext payloads are embedded verbatim): one pass of a byte scan, nothing built."""
     found: set[bytes] = set()
@@ -142,7 +144,7 @@ def packed_ids(raw: bytes) -> frozenset[bytes]:
         fix, str8, str16, str32 = match.groups()
         size = fix[0] - 0xA0 if fix else int.from_bytes(str8 or str16 or str32, "big")
         start = match.end()
-        found.add(raw[start : start + size])
+        found.add(bytes(raw[start : start + size]))
     return frozenset(found)
 
 
@@ -158,7 +160,7 @@ def _str_headers(size: int) -> list[bytes]:
     return headers
 
 
-def packed_among(raw: bytes, ids: list[bytes]) -> set[bytes]:
+def packed_among(raw: bytes | memoryview, ids: list[bytes]) -> set[bytes]:
     """Which of ``ids`` ``packed_ids(raw)`` would hold, in one scan for exactly them
     (an ``"id"`` key, a header announcing the id's length, the id), nothing built.
     Each match consumes only the key, so no packed id is skipped over."""
