@@ -6,9 +6,12 @@ needs far less: the ``messages`` blob at the checkpoint's own version, the chann
 that decide the run's status (``branch:to:*``, ``join:*``, ``__start__``,
 ``__pregel_tasks``, all small), and the ``__error__``/``__interrupt__``/``__resume__``
 writes. For a DeltaChannel checkpoint: the parent chain up to the nearest stored
-value, that value's blob (unless a decoded copy is kept) and the message writes since.
-Blobs are parsed as in ``EvoScientist.store.lazy`` and only the newest messages that
-decide the answer are built, with the saver's own serializer hook.
+value, the message writes since, and that value's blob unless it is kept or large: a
+large snapshot stays on the server, which is asked whether it holds the ids of the
+entries the answer reaches (``EvoScientist.store.delta``), and is read only when it
+may. Blobs are parsed as in ``EvoScientist.store.lazy``, where libpq received them
+(``BlobView``), and only the newest messages that decide the answer are built, with
+the saver's own serializer hook.
 
 Anything this module does not recognise raises ``lazy.Unexpected``; the reader then
 falls back to the saver's full decode (``tests/test_lazy_decoding.py`` holds the two

@@ -12,7 +12,8 @@ Decoding reads only the blobs that answer and builds only the newest messages
 (``EvoScientist.store.postgres_lazy``): one statement for the checkpoint, its blobs and
 its status writes, one for a DeltaChannel's history below it (ancestors, their message
 writes, a snapshot blob: rows written once and never changed, so two snapshots read
-them alike; a thread deleted in between shows as an empty chain). A shape that path
+them alike; a thread deleted in between shows as an empty chain), and for a large
+snapshot one asking the server whether it holds the ids the answer reaches. A shape that path
 does not know goes to ``AsyncPostgresSaver``'s own decode (``aget_tuple``,
 ``aget_delta_channel_history`` and the channel's reducer, ``EvoScientist.store.messages``)
 in one ``REPEATABLE READ, READ ONLY`` transaction, so its statements share a snapshot.
