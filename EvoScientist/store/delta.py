@@ -189,13 +189,14 @@ class Joined(Sequence[Any]):
     """The channel's value after the writes: the snapshot's entries, then what the
     writes appended, each snapshot entry as the writes left it.
 
-    Read newest first (all an answer needs), the writes' fold among themselves
-    (``_fold``) is the value's end as long as none of its entries' ids is in the
-    snapshot (one that is replaced a snapshot entry in place instead): so each turn's
-    worth of them is checked against the snapshot's bytes just before it is yielded,
-    and at the first that may be there the exact fold (``_exact``) takes over at the
-    same place. The snapshot is parsed only if the reader reaches back into it or a
-    write touches it.
+    Read newest first (all an answer needs): a write whose id the snapshot holds
+    replaces or removes a snapshot entry (and is appended only after such a removal);
+    every other write folds as among themselves. So the writes' own fold (``_fold``),
+    less the entries whose ids the snapshot holds, is the value's end, in order. Each
+    entry is yielded once the snapshot is known not to hold its id (one scan of its
+    bytes per turn of entries); at the first it may hold, the exact fold (``_exact``)
+    takes over at the same place. The snapshot is parsed only if the reader reaches
+    back into it or a write touches it.
     """
 
     def __init__(self, seed: Seed, writes: list[LazyMessage]) -> None:
