@@ -190,12 +190,13 @@ class Joined(Sequence[Any]):
     writes appended, each snapshot entry as the writes left it.
 
     Read newest first (all an answer needs): a write whose id the snapshot holds
-    replaces or removes a snapshot entry (and is appended only after such a removal);
-    every other write folds as among themselves. So the writes' own fold (``_fold``),
-    less the entries whose ids the snapshot holds, is the value's end, in order. Each
-    entry is yielded once the snapshot is known not to hold its id (one scan of its
-    bytes per turn of entries); at the first it may hold, the exact fold (``_exact``)
-    takes over at the same place. The snapshot is parsed only if the reader reaches
+    replaces or removes a snapshot entry in place (until it is removed; added again
+    after that, it appends); every other write folds as among themselves. So the
+    value ends with the writes' own fold (``_fold``) less some entries whose ids the
+    snapshot holds, and the fold's last entries, as long as the snapshot holds none
+    of their ids, are the value's last entries. Each is yielded once the snapshot is
+    known not to hold its id (one scan of its bytes per turn of entries); at the first
+    it may hold, the exact fold (``_exact``) takes over at the same place. The snapshot is parsed only if the reader reaches
     back into it or a write touches it.
     """
 
