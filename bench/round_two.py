@@ -239,9 +239,11 @@ def section(result: RoundTwo) -> list[str]:
             "the messages the answer is read from. It asks only about those few ids, newest "
             "first: SQLite scans the snapshot's bytes in the row it read (walked to, neither "
             "parsed nor copied), PostgreSQL has the server scan them (`position`, nothing "
-            "sent) and reads the snapshot only if one may be there. A warm read keeps the "
-            "snapshot and what it learnt. *Floor*: that question alone on a fresh connection "
-            "(the snapshot's row read and scanned for the answer's id; on PostgreSQL the "
+            "sent) and reads the snapshot only if one may be there; its pooled connections "
+            "prepare a read's statements as they open, not on a thread's first read. A warm "
+            "read keeps the snapshot and what it learnt. *Floor*: that question alone on a "
+            "fresh connection (the snapshot's row read and scanned for the answer's id; on "
+            "PostgreSQL the "
             "scan on the server), against the warm read: no first read can cost less, and "
             "at 10,000 messages it alone is more than 2× a warm read.",
             "",

@@ -196,8 +196,8 @@ class Joined(Sequence[Any]):
     snapshot holds, and the fold's last entries, as long as the snapshot holds none
     of their ids, are the value's last entries. Each is yielded once the snapshot is
     known not to hold its id (one scan of its bytes per turn of entries); at the first
-    it may hold, the exact fold (``_exact``) takes over at the same place. The snapshot is parsed only if the reader reaches
-    back into it or a write touches it.
+    it may hold, the exact fold (``_exact``) takes over at the same place. The
+    snapshot is parsed only if the reader reaches back into it or a write touches it.
     """
 
     def __init__(self, seed: Seed, writes: list[LazyMessage]) -> None:

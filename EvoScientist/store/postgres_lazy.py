@@ -191,6 +191,33 @@ def blob_cursor(conn: psycopg.AsyncConnection[Any]) -> psycopg.AsyncCursor[Any]:
     return cur
 
 
+# A thread id no store holds: the statements below, run for it, are prepared (the
+# connection's ``prepare_threshold`` is 0) without reading any thread.
+NO_THREAD = "evoscientist-prepare-no-such-thread"
+
+
+async def prepare(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Run this module's statements once on a new connection, for no thread, with
+    parameters of the types a first read passes: planned, their catalogs loaded and
+    prepared there, a restarted server's first read of each thread pays none of it
+    (one round trip and a plan each; a few milliseconds). A database without the
+    saver's tables yet fails them: the reads prepare them when they run."""
+    thread = {"thread_id": NO_THREAD}
+    statements: list[tuple[str, dict[str, Any]]] = [
+        (CHECKPOINT_SQL, {**thread, "checkpoint_id": NO_THREAD}),
+        (HISTORY_SQL, {**thread, "start": NO_THREAD, "max_depth": MAX_CHAIN_DEPTH,
+                       "known": [], "inline_max": INLINE_SNAPSHOT_BYTES}),
+        (SEED_SQL, {**thread, "version": NO_THREAD}),
+    ]  # fmt: skip
+    try:
+        for sql, params in statements:
+            async with blob_cursor(conn) as cur:
+                await cur.execute(sql, params)
+        await conn.execute(SEED_CHECK_SQL, {**thread, "version": NO_THREAD, "ids": [b"-"]})
+    except psycopg.Error:
+        pass
+
+
 class LazyDecoder:
     """The lazy decode of one reader, with the snapshots it keeps decoded."""
 

@@ -48,7 +48,13 @@ from EvoScientist.store.base import CACHE_SIZE, CheckpointAnswerReader, Head
 from EvoScientist.store.errors import StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import saver_answer
-from EvoScientist.store.postgres_lazy import LazyDecoder, blob_cursor, with_checkpoint_row
+from EvoScientist.store.postgres_lazy import (
+    NO_THREAD,
+    LazyDecoder,
+    blob_cursor,
+    prepare,
+    with_checkpoint_row,
+)
 from EvoScientist.store.watch import ThreadWatch
 
 logger = logging.getLogger(__name__)
@@ -204,6 +210,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
                     timeout=self.timeout,
                     kwargs=read_only_kwargs(self.uri),
                     check=self._check,
+                    configure=self._prepare,
                     open=False,
                     name="evoscientist-final-answer",
                 )
@@ -217,6 +224,17 @@ class PostgresAnswerReader(CheckpointAnswerReader):
             pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
+
+    async def _prepare(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """A new connection's statements prepared before it serves (``postgres_lazy.
+        prepare``), the head a first read runs with them; no thread is read."""
+        params = {"thread_id": NO_THREAD, "agent_name": self.agent_name}
+        try:
+            async with blob_cursor(conn) as cur:
+                await cur.execute(with_checkpoint_row(HEAD_SQL), params)
+        except psycopg.Error:
+            return  # no tables yet: the reads prepare their statements when they run
+        await prepare(conn)
 
     async def _check(self, conn: psycopg.AsyncConnection[Any]) -> None:
         """The pool's check on checkout: a ping, unless the connection just answered."""
