@@ -15,11 +15,13 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from bench.cold_floor import Floor
 from EvoScientist.store.base import CheckpointAnswerReader
 from EvoScientist.store.sqlite_reader import SqliteAnswerReader
 
 AGENT = "EvoScientist"
 FIRST = "first read"
+FLOOR = "first-read floor"
 SETTLE_SECONDS = 0.05
 # A thread no store holds: its lookup warms the connection, not any thread's caches.
 WARM_UP_THREAD = "bench-warm-up-no-such-thread"
@@ -28,14 +30,26 @@ WARM = "warm read"
 ReaderFactory = Callable[[], Awaitable[CheckpointAnswerReader]]
 
 
-async def first_vs_warm(factory: ReaderFactory, thread_id: str, rounds: int) -> dict[str, float]:
+async def first_vs_warm(
+    factory: ReaderFactory,
+    thread_id: str,
+    rounds: int,
+    floor: Callable[[CheckpointAnswerReader], Awaitable[Floor | None]] | None = None,
+) -> dict[str, float]:
     """Medians of a fresh reader's first read and of a warm reader's uncached read,
-    sampled in turn; only the reads are timed (not opening or closing a reader)."""
+    sampled in turn; only the reads are timed (not opening or closing a reader).
+    ``floor``: made from the warm reader, the first-read floor sampled with them."""
     warm = await factory()
     await warm.read(thread_id)
+    floor_sample = await floor(warm) if floor is not None else None
     samples: dict[str, list[float]] = {FIRST: [], WARM: []}
+    if floor_sample is not None:
+        samples[FLOOR] = []
     try:
         for _ in range(rounds + 1):  # the first round warms up
+            if floor_sample is not None:
+                samples[FLOOR].append(await floor_sample())
+                await asyncio.sleep(SETTLE_SECONDS)
             warm.forget_answers()
             started = time.perf_counter()
             await warm.read(thread_id)

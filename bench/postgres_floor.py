@@ -2,7 +2,9 @@
 
 *Floor*: the newest root checkpoint's row with the ``messages`` blob at the version it
 names, in one SELECT, and a msgpack parse of that blob that builds no message
-objects: what any read of the answer must at least do (the SQLite floor's twin).
+objects: what any read of the answer must at least do (the SQLite floor's twin). The
+blob is loaded as the route loads it (``postgres_lazy.blob_cursor``: parsed where
+libpq received it, no copy first).
 *Repeat poll*: the route when nothing was written (the answer cached per head);
 *head query*: the query that poll runs, alone.
 """
@@ -12,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row
 
 from EvoScientist.store import lazy
+from EvoScientist.store.postgres_lazy import blob_cursor
 from EvoScientist.store.postgres_reader import PostgresAnswerReader, read_only_kwargs
 
 FLOOR_SQL = """
@@ -41,7 +43,7 @@ class PostgresFloor:
             self.conn = await psycopg.AsyncConnection.connect(
                 self.uri, **read_only_kwargs(self.uri)
             )
-        async with self.conn.cursor(binary=True, row_factory=dict_row) as cur:
+        async with blob_cursor(self.conn) as cur:  # dict rows: read_only_kwargs
             await cur.execute(FLOOR_SQL, (thread_id,))
             row = await cur.fetchone()
         assert row is not None

@@ -4,12 +4,15 @@ full decode (``lazy.Unexpected``) for the shapes it leaves alone."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from EvoScientist.answer.result import FinalAnswer
-from EvoScientist.store import lazy
+from EvoScientist.store import delta, lazy
 from EvoScientist.store.base import CheckpointAnswerReader
 from EvoScientist.store.postgres_reader import PostgresAnswerReader
 from EvoScientist.store.sqlite_reader import SqliteAnswerReader
@@ -154,7 +157,7 @@ def test_replay_matches_the_reducer_on_ids() -> None:
     seed = [HumanMessage("q", id="h"), AIMessage("old", id="a"), AIMessage("gone", id="g")]
     writes = [[AIMessage("new", id="a")], [RemoveMessage(id="g")], [AIMessage("tail")]]
     expected = _messages_delta_reducer(seed, writes)
-    replayed = lazy.replay(entries(seed), [entries(w) for w in writes])
+    replayed = delta.replay(entries(seed), [entries(w) for w in writes])
     hook = serde._unpack_ext_hook
     built = [entry.build(hook) for entry in replayed]
     assert [(m.id, m.content) for m in built] == [(m.id, m.content) for m in expected]
@@ -167,8 +170,24 @@ def test_replay_matches_the_reducer_on_ids() -> None:
         [[AIMessage("new", id=f"a-{'x' * 40}")], [AIMessage("tail", id="new-1")]],
         [["remove", f"g-{'y' * 300}"], [AIMessage("tail")]],
         [[AIMessage("again", id="h")], ["remove", "new-1"]],
+        # A turn of new messages, one of them replacing a snapshot message: read newest
+        # first, the fold switches to the exact one partway through the turn.
+        [
+            [HumanMessage("q2", id="new-q")],
+            [AIMessage("again", id="h")],
+            [AIMessage("step", id="new-3")],
+            [AIMessage("last", id="new-4")],
+        ],
+        [[HumanMessage("q2", id="new-q")], ["remove", "h"], [AIMessage("", id="new-3")]],
     ],
-    ids=["appends", "replaces-str8-id", "removes-str16-id", "replaces-fixstr-id"],
+    ids=[
+        "appends",
+        "replaces-str8-id",
+        "removes-str16-id",
+        "replaces-fixstr-id",
+        "replaces-inside-the-turn",
+        "removes-inside-the-turn",
+    ],
 )
 def test_replay_over_a_snapshot_matches_the_reducer(writes: list) -> None:
     """A real DeltaChannel snapshot (ids of every msgpack string width): the replay
@@ -188,14 +207,21 @@ def test_replay_over_a_snapshot_matches_the_reducer(writes: list) -> None:
     batches = [[RemoveMessage(id=w[1])] if w and w[0] == "remove" else w for w in writes]
     expected = _messages_delta_reducer(seed, batches)
     packed = lazy.parse(serde.dumps_typed({"messages": _DeltaSnapshot(seed)})[1])["messages"]
-    snapshot = lazy.seed_of(packed)
-    assert snapshot.raw is not None
-    replayed = lazy.replay(
-        snapshot,
-        [lazy.write_entries(lazy.parse(serde.dumps_typed(batch)[1])) for batch in batches],
-    )
-    built = [lazy.entry(item).build(serde._unpack_ext_hook) for item in replayed]
-    assert [(m.id, m.content) for m in built] == [(m.id, m.content) for m in expected]
+
+    def replayed() -> Sequence[Any]:  # a snapshot read afresh: nothing known about it yet
+        snapshot = delta.seed_of(packed)
+        assert snapshot.raw is not None
+        return delta.replay(
+            snapshot,
+            [lazy.write_entries(lazy.parse(serde.dumps_typed(batch)[1])) for batch in batches],
+        )
+
+    def built(entries: Iterable[Any]) -> list[tuple[Any, Any]]:
+        messages = [lazy.entry(item).build(serde._unpack_ext_hook) for item in entries]
+        return [(m.id, m.content) for m in messages if m is not None]
+
+    assert built(replayed()) == [(m.id, m.content) for m in expected]
+    assert built(reversed(replayed())) == [(m.id, m.content) for m in reversed(expected)]
 
 
 def test_a_snapshot_is_not_indexed_for_new_ids() -> None:
@@ -208,11 +234,11 @@ def test_a_snapshot_is_not_indexed_for_new_ids() -> None:
     serde = JsonPlusSerializer()
     seed = [AIMessage(f"m{i}", id=f"id-{i}") for i in range(50)]
     packed = lazy.parse(serde.dumps_typed(_DeltaSnapshot(seed))[1])
-    snapshot = lazy.seed_of(packed)
+    snapshot = delta.seed_of(packed)
     write = lazy.write_entries(lazy.parse(serde.dumps_typed([AIMessage("n", id="fresh")])[1]))
-    replayed = lazy.replay(snapshot, [write])
+    replayed = delta.replay(snapshot, [write])
     newest = next(lazy.newest_first(replayed, serde._unpack_ext_hook))
     assert newest.content == "n"
     assert snapshot._index is None and snapshot._entries is None  # neither indexed nor parsed
     assert len(replayed) == 51
-    assert lazy.packed_ids(snapshot.raw or b"") >= {f"id-{i}".encode() for i in range(50)}
+    assert delta.packed_ids(snapshot.raw or b"") >= {f"id-{i}".encode() for i in range(50)}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from EvoScientist.store import postgres_lazy
 from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
 from EvoScientist.store.postgres_reader import PostgresAnswerReader
 from tests.seeds import DELTA_PREAMBLE, Seeder, Store
@@ -100,3 +101,30 @@ async def test_another_users_head_prefetches_nothing(store: Store, seeder: Seede
         assert (await reader.read(thread.thread_id)).content == "answer"
     finally:
         await reader.close()
+
+
+async def test_a_new_connection_comes_with_the_decode_prepared(
+    store: Store, seeder: Seeder
+) -> None:
+    """Each pooled connection prepares the statements of a first read as it opens (for
+    no thread), so a restarted server's first read of each thread plans none of them;
+    a database with no tables yet fails them harmlessly (``test_postgres_reader``)."""
+    await seeder.chat(["answer"], mode="delta")
+    reader = store.reader()
+    assert isinstance(reader, PostgresAnswerReader)
+    try:
+        pool = await reader._open()
+        await pool.wait()
+        async with reader._connection() as conn:
+            cur = await conn.execute("SELECT statement FROM pg_prepared_statements")
+            prepared = "\n".join(row["statement"] for row in await cur.fetchall())
+    finally:
+        await reader.close()
+    for sql in (
+        postgres_lazy.HISTORY_SQL,
+        postgres_lazy.SEED_CHECK_SQL,
+        postgres_lazy.SEED_SQL,
+        postgres_lazy.CHECKPOINT_SQL,
+    ):
+        assert sql.split("%(")[0].strip()[:60] in prepared
+    assert "WITH h AS" in prepared  # the head a first read runs, with its checkpoint row

@@ -26,13 +26,17 @@ pytestmark = pytest.mark.backends("sqlite", "postgres")
 
 
 def count_calls(reader: CheckpointAnswerReader, name: str) -> list[int]:
-    """Count calls of one of the reader's methods; each still runs for real."""
+    """Count completed calls of one of the reader's methods; each still runs for real.
+    Counted once done, not when called: a read still waiting for its connection (a
+    PostgreSQL pool's first, prepared as it opens) has not seen the store yet."""
     original = getattr(reader, name)
     calls = [0]
 
     async def counted(*args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        return await original(*args, **kwargs)
+        try:
+            return await original(*args, **kwargs)
+        finally:
+            calls[0] += 1
 
     setattr(reader, name, counted)
     return calls

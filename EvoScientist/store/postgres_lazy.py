@@ -6,9 +6,12 @@ needs far less: the ``messages`` blob at the checkpoint's own version, the chann
 that decide the run's status (``branch:to:*``, ``join:*``, ``__start__``,
 ``__pregel_tasks``, all small), and the ``__error__``/``__interrupt__``/``__resume__``
 writes. For a DeltaChannel checkpoint: the parent chain up to the nearest stored
-value, that value's blob (unless a decoded copy is kept) and the message writes since.
-Blobs are parsed as in ``EvoScientist.store.lazy`` and only the newest messages that
-decide the answer are built, with the saver's own serializer hook.
+value, the message writes since, and that value's blob unless it is kept or large: a
+large snapshot stays on the server, which is asked whether it holds the ids of the
+entries the answer reaches (``EvoScientist.store.delta``), and is read only when it
+may. Blobs are parsed as in ``EvoScientist.store.lazy``, where libpq received them
+(``BlobView``), and only the newest messages that decide the answer are built, with
+the saver's own serializer hook.
 
 Anything this module does not recognise raises ``lazy.Unexpected``; the reader then
 falls back to the saver's full decode (``tests/test_lazy_decoding.py`` holds the two
@@ -23,6 +26,9 @@ from typing import Any
 import psycopg
 from langgraph.checkpoint.base import writes_sort_key
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from psycopg.abc import Buffer
+from psycopg.adapt import Loader
+from psycopg.pq import Format
 
 from EvoScientist.answer.result import FinalAnswer, answer_from_checkpoint
 from EvoScientist.answer.status import (
@@ -34,7 +40,7 @@ from EvoScientist.answer.status import (
     START_CHANNEL,
     TASKS_CHANNEL,
 )
-from EvoScientist.store import lazy
+from EvoScientist.store import delta, lazy
 from EvoScientist.store.errors import StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import MESSAGES, is_delta_channel
@@ -122,7 +128,7 @@ SELECT 'c' AS kind, checkpoint_id, parent_checkpoint_id AS parent, depth,
 FROM chain
 UNION ALL
 SELECT 's', chain.checkpoint_id, NULL, chain.depth, chain.version, NULL, NULL, NULL, NULL,
-       b.type, b.blob
+       b.type, CASE WHEN octet_length(b.blob) <= %(inline_max)s THEN b.blob END
 FROM chain CROSS JOIN LATERAL (
   SELECT b.type, b.blob FROM checkpoint_blobs b
   WHERE b.thread_id = %(thread_id)s AND b.checkpoint_ns = '' AND b.channel = '{MESSAGES}'
@@ -141,17 +147,82 @@ FROM chain CROSS JOIN LATERAL (
 ) cw
 """
 MAX_CHAIN_DEPTH = 100_000
+# A snapshot larger than this stays on the server until the answer needs it: whether
+# it holds the few ids the answer's last turn carries is asked there
+# (``SEED_CHECK_SQL``: a scan of the bytes where they lie, against sending them all).
+# Its size is known without reading it (``octet_length`` of a stored value).
+INLINE_SNAPSHOT_BYTES = 1 << 20
+# Ids looked up on the server at once (each is one scan of the snapshot there); more,
+# or a second lookup in the same snapshot (a growing thread's next step), read it.
+SERVER_CHECKED_IDS = 4
+# Whether a snapshot's bytes contain any of the ids (a superset of its holding one):
+# NULL when the row is gone.
+SEED_CHECK_SQL = f"""
+SELECT bool_or(position(n IN b.blob) > 0) AS found
+FROM checkpoint_blobs b CROSS JOIN unnest(%(ids)s::bytea[]) n
+WHERE b.thread_id = %(thread_id)s AND b.checkpoint_ns = '' AND b.channel = '{MESSAGES}'
+  AND b.version = %(version)s
+"""
+SEED_SQL = f"""
+SELECT b.type, b.blob FROM checkpoint_blobs b
+WHERE b.thread_id = %(thread_id)s AND b.checkpoint_ns = '' AND b.channel = '{MESSAGES}'
+  AND b.version = %(version)s
+"""
 # DeltaChannel snapshots kept decoded (id index included), by ``(thread, version)``:
 # a blob at a version is never rewritten, so the next checkpoint of a growing thread
 # reads only its newer writes.
 KEPT_SNAPSHOTS = 4
 
 
+class BlobView(Loader):
+    """``bytea`` (binary) as a view of the result's own buffer, which the view keeps
+    alive: a blob of megabytes is parsed where libpq received it, not copied first."""
+
+    format = Format.BINARY
+
+    def load(self, data: Buffer) -> memoryview:
+        return data if isinstance(data, memoryview) else memoryview(data)
+
+
+def blob_cursor(conn: psycopg.AsyncConnection[Any]) -> psycopg.AsyncCursor[Any]:
+    """A binary cursor whose ``bytea`` values are ``memoryview``s (``BlobView``)."""
+    cur = conn.cursor(binary=True)
+    cur.adapters.register_loader("bytea", BlobView)
+    return cur
+
+
+# A thread id no store holds: the statements below, run for it, are prepared (the
+# connection's ``prepare_threshold`` is 0) without reading any thread.
+NO_THREAD = "evoscientist-prepare-no-such-thread"
+
+
+async def prepare(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Run this module's statements once on a new connection, for no thread, with
+    parameters of the types a first read passes: planned, their catalogs loaded and
+    prepared there, a restarted server's first read of each thread pays none of it
+    (one round trip and a plan each; a few milliseconds). A database without the
+    saver's tables yet fails them: the reads prepare them when they run."""
+    thread = {"thread_id": NO_THREAD}
+    statements: list[tuple[str, dict[str, Any]]] = [
+        (CHECKPOINT_SQL, {**thread, "checkpoint_id": NO_THREAD}),
+        (HISTORY_SQL, {**thread, "start": NO_THREAD, "max_depth": MAX_CHAIN_DEPTH,
+                       "known": [], "inline_max": INLINE_SNAPSHOT_BYTES}),
+        (SEED_SQL, {**thread, "version": NO_THREAD}),
+    ]  # fmt: skip
+    try:
+        for sql, params in statements:
+            async with blob_cursor(conn) as cur:
+                await cur.execute(sql, params)
+        await conn.execute(SEED_CHECK_SQL, {**thread, "version": NO_THREAD, "ids": [b"-"]})
+    except psycopg.Error:
+        pass
+
+
 class LazyDecoder:
     """The lazy decode of one reader, with the snapshots it keeps decoded."""
 
     def __init__(self) -> None:
-        self.seeds: LruCache[tuple[str, str], lazy.Seed] = LruCache(KEPT_SNAPSHOTS)
+        self.seeds: LruCache[tuple[str, str], delta.Seed] = LruCache(KEPT_SNAPSHOTS)
 
     def forget(self) -> None:
         self.seeds.clear()
@@ -167,7 +238,7 @@ class LazyDecoder:
         """``row``: the checkpoint's ``CHECKPOINT_SQL`` columns, when already read."""
         hook = lazy.ext_hook(serde)
         if row is None:
-            async with conn.cursor(binary=True) as cur:
+            async with blob_cursor(conn) as cur:
                 await cur.execute(
                     CHECKPOINT_SQL, {"thread_id": thread_id, "checkpoint_id": checkpoint_id}
                 )
@@ -182,56 +253,65 @@ class LazyDecoder:
         channel_values: dict[str, Any] = {k: v for k, v in inline.items() if k != MESSAGES}
         for channel, type_, blob in row["blobs"] or []:
             if type_ != b"empty":
-                channel_values[channel.decode()] = lazy.materialize(_parse(type_, blob), hook)
+                channel_values[_text(channel)] = lazy.materialize(_parse(type_, blob), hook)
         stored_messages: Any = None
         if row["messages_type"] not in (None, "empty"):
             stored_messages = _parse(row["messages_type"], row["messages"])
         pending_writes = [
-            (task_id.decode(), channel.decode(), serde.loads_typed((type_.decode(), blob)))
+            (_text(task_id), _text(channel), serde.loads_typed((_text(type_), bytes(blob))))
             for task_id, channel, type_, blob, _, _ in sorted(
                 row["status_writes"] or [],
-                key=lambda w: writes_sort_key(w[4].decode(), w[0].decode(), int(w[5])),
+                key=lambda w: writes_sort_key(_text(w[4]), _text(w[0]), int(_text(w[5]))),
             )
         ]
+        seed_version: str | None = None
         if stored_messages is not None:
-            entries = lazy.messages_value(stored_messages)
+            entries: Sequence[Any] = lazy.messages_value(stored_messages)
         elif is_delta_channel(metadata) and parent_id:
-            entries = await self._delta_entries(conn, thread_id, parent_id)
+            entries, seed_version = await self._delta_entries(conn, thread_id, parent_id)
         else:
             entries = []
-        return answer_from_checkpoint(
-            thread_id=thread_id,
-            newest_first=lazy.newest_first(entries, hook),
-            channel_values=channel_values,
-            pending_writes=pending_writes,
-            metadata=metadata,
-            checkpoint_id=checkpoint_id,
-            ts=checkpoint.get("ts"),
-            source="checkpointer",
-            parent_checkpoint_id=parent_id,
-        )
+        while True:
+            try:
+                return answer_from_checkpoint(
+                    thread_id=thread_id,
+                    newest_first=lazy.newest_first(entries, hook),
+                    channel_values=channel_values,
+                    pending_writes=pending_writes,
+                    metadata=metadata,
+                    checkpoint_id=checkpoint_id,
+                    ts=checkpoint.get("ts"),
+                    source="checkpointer",
+                    parent_checkpoint_id=parent_id,
+                )
+            except delta.SeedNeeded as need:  # nothing was built from a wrong fold: again
+                assert isinstance(entries, delta.Joined) and seed_version is not None
+                await _consult(conn, thread_id, seed_version, entries.seed, need)
 
     async def _delta_entries(
         self, conn: psycopg.AsyncConnection[Any], thread_id: str, parent_id: str
-    ) -> Sequence[Any]:
+    ) -> tuple[Sequence[Any], str | None]:
         """The channel's value at the checkpoint whose parent is ``parent_id``: the
         nearest stored value up the chain, then every write since (the checkpoint's own
-        excluded), folded as the channel's reducer would."""
+        excluded), folded as the channel's reducer would; and that stored value's
+        version (None: no snapshot). A large snapshot is not read here
+        (``INLINE_SNAPSHOT_BYTES``)."""
         known = [version for (thread, version) in self.seeds if thread == thread_id]
         params = {
             "thread_id": thread_id,
             "start": parent_id,
             "max_depth": MAX_CHAIN_DEPTH,
             "known": known,
+            "inline_max": INLINE_SNAPSHOT_BYTES,
         }
-        async with conn.cursor(binary=True) as cur:
+        async with blob_cursor(conn) as cur:
             await cur.execute(HISTORY_SQL, params)
             rows = await cur.fetchall()
         if not any(row["kind"] == "c" for row in rows):
             raise StoreUnavailable(f"checkpoint {parent_id} vanished while reading")
         depth_of: dict[str, int] = {}
         seed_version: str | None = None
-        seed: lazy.Seed | None = None
+        seed: delta.Seed | None = None
         writes: list[dict[str, Any]] = []
         for row in rows:
             kind = row["kind"]
@@ -240,8 +320,10 @@ class LazyDecoder:
                 if row["seeded"]:
                     seed_version = row["version"]
             elif kind == "s":
-                parsed = _parse(row["type"], row["blob"])
-                seed = lazy.seed_of(parsed)
+                if row["blob"] is None:  # large: consulted where it lies (``_consult``)
+                    seed = delta.Seed(None)
+                else:
+                    seed = delta.seed_of(_parse(row["type"], row["blob"]))
                 self.seeds.put((thread_id, row["version"]), seed)
             else:
                 writes.append(row)
@@ -257,11 +339,43 @@ class LazyDecoder:
             )
         )
         batches = [lazy.write_entries(_parse(w["type"], w["blob"])) for w in writes]
-        return lazy.replay(seed if seed is not None else lazy.Seed([]), batches)
+        return delta.replay(seed if seed is not None else delta.Seed([]), batches), seed_version
 
 
-def _parse(type_: str | bytes, blob: bytes | None) -> Any:
-    kind = type_.decode() if isinstance(type_, bytes) else type_
+async def _consult(
+    conn: psycopg.AsyncConnection[Any],
+    thread_id: str,
+    version: str,
+    seed: delta.Seed,
+    need: delta.SeedNeeded,
+) -> None:
+    """Answer ``need`` for a snapshot left on the server: a scan there for a few ids
+    (their bytes found nowhere in it: it holds none of them), else its bytes, read."""
+    params: dict[str, Any] = {"thread_id": thread_id, "version": version}
+    if need.ids and len(need.ids) <= SERVER_CHECKED_IDS and not seed.scanned:
+        ids = sorted(need.ids)
+        seed.scanned = True
+        cur = await conn.execute(SEED_CHECK_SQL, {**params, "ids": [i.encode() for i in ids]})
+        found = (await cur.fetchone() or {}).get("found")
+        if found is None:
+            raise StoreUnavailable(f"snapshot {version} of {thread_id} vanished while reading")
+        if not found:
+            seed.mark_absent(ids)
+            return
+    async with blob_cursor(conn) as bcur:
+        await bcur.execute(SEED_SQL, params)
+        row = await bcur.fetchone()
+    if row is None:
+        raise StoreUnavailable(f"snapshot {version} of {thread_id} vanished while reading")
+    seed.fill(_parse(row["type"], row["blob"]))
+
+
+def _text(value: Buffer) -> str:
+    return bytes(value).decode()
+
+
+def _parse(type_: str | Buffer, blob: Buffer | None) -> Any:
+    kind = type_ if isinstance(type_, str) else _text(type_)
     if kind != "msgpack" or blob is None:
         raise lazy.Unexpected(f"{kind!r} blob")
     try:

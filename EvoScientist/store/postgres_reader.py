@@ -12,7 +12,8 @@ Decoding reads only the blobs that answer and builds only the newest messages
 (``EvoScientist.store.postgres_lazy``): one statement for the checkpoint, its blobs and
 its status writes, one for a DeltaChannel's history below it (ancestors, their message
 writes, a snapshot blob: rows written once and never changed, so two snapshots read
-them alike; a thread deleted in between shows as an empty chain). A shape that path
+them alike; a thread deleted in between shows as an empty chain), and for a large
+snapshot one asking the server whether it holds the ids the answer reaches. A shape that path
 does not know goes to ``AsyncPostgresSaver``'s own decode (``aget_tuple``,
 ``aget_delta_channel_history`` and the channel's reducer, ``EvoScientist.store.messages``)
 in one ``REPEATABLE READ, READ ONLY`` transaction, so its statements share a snapshot.
@@ -47,7 +48,13 @@ from EvoScientist.store.base import CACHE_SIZE, CheckpointAnswerReader, Head
 from EvoScientist.store.errors import StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import saver_answer
-from EvoScientist.store.postgres_lazy import LazyDecoder, with_checkpoint_row
+from EvoScientist.store.postgres_lazy import (
+    NO_THREAD,
+    LazyDecoder,
+    blob_cursor,
+    prepare,
+    with_checkpoint_row,
+)
 from EvoScientist.store.watch import ThreadWatch
 
 logger = logging.getLogger(__name__)
@@ -203,6 +210,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
                     timeout=self.timeout,
                     kwargs=read_only_kwargs(self.uri),
                     check=self._check,
+                    configure=self._prepare,
                     open=False,
                     name="evoscientist-final-answer",
                 )
@@ -216,6 +224,17 @@ class PostgresAnswerReader(CheckpointAnswerReader):
             pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
+
+    async def _prepare(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """A new connection's statements prepared before it serves (``postgres_lazy.
+        prepare``), the head a first read runs with them; no thread is read."""
+        params = {"thread_id": NO_THREAD, "agent_name": self.agent_name}
+        try:
+            async with blob_cursor(conn) as cur:
+                await cur.execute(with_checkpoint_row(HEAD_SQL), params)
+        except psycopg.Error:
+            return  # no tables yet: the reads prepare their statements when they run
+        await prepare(conn)
 
     async def _check(self, conn: psycopg.AsyncConnection[Any]) -> None:
         """The pool's check on checkout: a ping, unless the connection just answered."""
@@ -262,7 +281,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         async with self._connection() as conn:
             try:
                 if prefetch:
-                    async with conn.cursor(binary=True) as cur:
+                    async with blob_cursor(conn) as cur:
                         await cur.execute(with_checkpoint_row(sql), params)
                         found = await cur.fetchall()
                 else:

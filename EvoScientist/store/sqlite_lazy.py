@@ -23,7 +23,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from EvoScientist.answer.result import FinalAnswer, answer_from_checkpoint
 from EvoScientist.answer.status import ERROR_CHANNEL, INTERRUPT_CHANNEL, RESUME_CHANNEL
-from EvoScientist.store import lazy
+from EvoScientist.store import delta, lazy, packed
 from EvoScientist.store.errors import CheckpointUnreadable, StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import MESSAGES, is_delta_channel
@@ -89,13 +89,15 @@ MAX_CHAIN_DEPTH = 100_000
 # DeltaChannel snapshots kept decoded (id index included) so the next checkpoint of a
 # growing thread replays only its writes.
 KEPT_SNAPSHOTS = 4
+# A checkpoint blob this large is walked to its snapshot, not parsed (``_stored_seed``).
+LOCATE_BYTES = 1 << 20
 
 
 class LazyDecoder:
     """The lazy decode of one reader, with the snapshots it keeps decoded."""
 
     def __init__(self) -> None:
-        self.seeds: LruCache[tuple[str, str], lazy.Seed] = LruCache(KEPT_SNAPSHOTS)
+        self.seeds: LruCache[tuple[str, str], delta.Seed] = LruCache(KEPT_SNAPSHOTS)
 
     def forget(self) -> None:
         self.seeds.clear()
@@ -164,15 +166,15 @@ class LazyDecoder:
         # Oldest checkpoint first; within one, the order live execution applied them.
         rows.sort(key=lambda r: (position[r[0]], writes_sort_key(r[1], r[2], r[3])))
         batches = [lazy.write_entries(_parse_msgpack(wtype, value)) for *_, wtype, value in rows]
-        return lazy.replay(seed, batches)
+        return delta.replay(seed, batches)
 
     async def _walk_to_seed(
         self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
-    ) -> tuple[list[str], lazy.Seed]:
+    ) -> tuple[list[str], delta.Seed]:
         """Ancestors nearest first, blobs parsed as they come, up to the nearest one
         holding the channel's value (the seed); that snapshot is kept decoded."""
         chain: list[str] = []
-        seed: lazy.Seed | None = None
+        seed: delta.Seed | None = None
         missing: str | None = parent_id  # the first link with no row behind it
         async with (
             saver.lock,
@@ -186,26 +188,25 @@ class LazyDecoder:
                     break  # a loop: the walk has seen everything it can
                 chain.append(ancestor_id)
                 missing = ancestor_parent
-                values = _parse_msgpack(type_, blob).get("channel_values") or {}
-                if MESSAGES in values:
-                    seed = lazy.seed_of(values[MESSAGES])
+                seed = _stored_seed(type_, blob)
+                if seed is not None:
                     self.seeds.put((thread_id, ancestor_id), seed)
                     break
         if seed is None:
             if missing is not None and len(chain) < MAX_CHAIN_DEPTH + 1:
                 raise pruned_history(missing)
-            seed = lazy.Seed([])
+            seed = delta.Seed([])
         return chain, seed
 
     async def _known_seed(
         self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
-    ) -> tuple[list[str], lazy.Seed] | None:
+    ) -> tuple[list[str], delta.Seed] | None:
         """The chain up to a snapshot decoded on an earlier read, if the walk meets one
         before any newer snapshot: then only the small blobs in between are read."""
         if not any(key[0] == thread_id for key in self.seeds):
             return None
         chain: list[str] = []
-        seed: lazy.Seed | None = None
+        seed: delta.Seed | None = None
         async with (
             saver.lock,
             saver.conn.execute(
@@ -229,9 +230,8 @@ class LazyDecoder:
             for depth, checkpoint_id in enumerate(between):
                 if checkpoint_id not in blobs:
                     return None  # changed under us: walk the slow way
-                values = _parse_msgpack(*blobs[checkpoint_id]).get("channel_values") or {}
-                if MESSAGES in values:  # a newer snapshot than the one kept
-                    newer = lazy.seed_of(values[MESSAGES])
+                newer = _stored_seed(*blobs[checkpoint_id])
+                if newer is not None:  # a newer snapshot than the one kept
                     self.seeds.put((thread_id, checkpoint_id), newer)
                     return chain[: depth + 1], newer
         return chain, seed
@@ -263,6 +263,24 @@ def pruned_history(missing: str) -> CheckpointUnreadable:
     return CheckpointUnreadable(
         f"message history pruned before any snapshot (ancestor {missing} is gone)"
     )
+
+
+def _stored_seed(type_: str, blob: bytes) -> delta.Seed | None:
+    """The channel's value a checkpoint stores, as a ``Seed`` (None: it stores none).
+    A large DeltaChannel snapshot is kept as a view of the row's own bytes
+    (``packed``): the megabytes are not copied again."""
+    if type_ == "msgpack" and len(blob) >= LOCATE_BYTES:
+        try:
+            span = packed.locate(blob, "channel_values", MESSAGES)
+            if span is None:
+                return None
+            ext = packed.ext_span(blob, span[0])
+        except lazy.Unexpected:
+            ext = None  # parsed below, which tells what is wrong
+        if ext is not None and ext[0] == lazy.EXT_DELTA_SNAPSHOT:
+            return delta.Seed(None, memoryview(blob)[ext[1] : ext[2]])
+    values = _parse_msgpack(type_, blob).get("channel_values") or {}
+    return delta.seed_of(values[MESSAGES]) if MESSAGES in values else None
 
 
 def _parse_msgpack(type_: str, blob: bytes) -> Any:
