@@ -86,6 +86,10 @@ WHERE thread_id = ? AND checkpoint_ns = '' AND channel = ? AND checkpoint_id IN 
 """
 
 MAX_CHAIN_DEPTH = 100_000
+# Ancestor ids fetched per trip when walking to a kept snapshot (one row per trip cost a
+# thread hop per checkpoint: a poll re-reading a growing thread walks all its steps
+# since the snapshot).
+ID_BATCH = 256
 # DeltaChannel snapshots kept decoded (id index included) so the next checkpoint of a
 # growing thread replays only its writes.
 KEPT_SNAPSHOTS = 4
@@ -213,6 +217,7 @@ class LazyDecoder:
                 ANCESTOR_IDS_SQL, (thread_id, parent_id, thread_id, MAX_CHAIN_DEPTH)
             ) as cur,
         ):
+            cur.arraysize = ID_BATCH  # ids only: a trip to aiosqlite's thread per batch
             async for (ancestor_id,) in cur:
                 if ancestor_id in chain:
                     return None
