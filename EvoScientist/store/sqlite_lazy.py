@@ -93,6 +93,8 @@ ID_BATCH = 256
 # DeltaChannel snapshots kept decoded (id index included) so the next checkpoint of a
 # growing thread replays only its writes.
 KEPT_SNAPSHOTS = 4
+# Threads whose first checkpoint (no stored value above it) is remembered.
+KNOWN_ROOTS = 4096
 # A checkpoint blob this large is walked to its snapshot, not parsed (``_stored_seed``).
 LOCATE_BYTES = 1 << 20
 
@@ -102,9 +104,14 @@ class LazyDecoder:
 
     def __init__(self) -> None:
         self.seeds: LruCache[tuple[str, str], delta.Seed] = LruCache(KEPT_SNAPSHOTS)
+        # Threads whose walk reached their first checkpoint without meeting a stored
+        # value (every thread younger than its first snapshot): that root, whose value
+        # before its own writes is empty. A later read walks ids to it, not blobs.
+        self.roots: LruCache[str, str] = LruCache(KNOWN_ROOTS)
 
     def forget(self) -> None:
         self.seeds.clear()
+        self.roots.clear()
 
     async def answer(
         self,
@@ -180,6 +187,7 @@ class LazyDecoder:
         chain: list[str] = []
         seed: delta.Seed | None = None
         missing: str | None = parent_id  # the first link with no row behind it
+        looped = False
         async with (
             saver.lock,
             saver.conn.execute(
@@ -188,7 +196,7 @@ class LazyDecoder:
         ):
             async for ancestor_id, ancestor_parent, type_, blob in cur:
                 if ancestor_id in chain:
-                    missing = None
+                    missing, looped = None, True
                     break  # a loop: the walk has seen everything it can
                 chain.append(ancestor_id)
                 missing = ancestor_parent
@@ -200,6 +208,8 @@ class LazyDecoder:
             if missing is not None and len(chain) < MAX_CHAIN_DEPTH + 1:
                 raise pruned_history(missing)
             seed = delta.Seed([])
+            if missing is None and not looped and chain:
+                self.roots.put(thread_id, chain[-1])
         return chain, seed
 
     async def _known_seed(
@@ -207,7 +217,8 @@ class LazyDecoder:
     ) -> tuple[list[str], delta.Seed] | None:
         """The chain up to a snapshot decoded on an earlier read, if the walk meets one
         before any newer snapshot: then only the small blobs in between are read."""
-        if not any(key[0] == thread_id for key in self.seeds):
+        root = self.roots.get(thread_id)
+        if root is None and not any(key[0] == thread_id for key in self.seeds):
             return None
         chain: list[str] = []
         seed: delta.Seed | None = None
@@ -223,6 +234,8 @@ class LazyDecoder:
                     return None
                 chain.append(ancestor_id)
                 seed = self.seeds.get((thread_id, ancestor_id))
+                if seed is None and ancestor_id == root:
+                    seed = delta.Seed([])
                 if seed is not None:
                     break
         if seed is None:

@@ -1,0 +1,45 @@
+"""The SQLite lazy decode's walk to a DeltaChannel's stored value
+(``store/sqlite_lazy.py``), on real seeded threads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from tests.seeds import AGENT_NAME, Seeder
+
+pytestmark = pytest.mark.backends("sqlite")
+
+# The walk that reads every ancestor's blob (``ANCESTORS_SQL``) selects them by type.
+BLOB_WALK = "SELECT chain.checkpoint_id, chain.parent_checkpoint_id, c.type"
+
+
+async def test_a_young_delta_thread_is_read_again_without_its_ancestors_blobs(
+    db_path: Path, seeder: Seeder
+) -> None:
+    """A thread younger than its first snapshot: the first read walks every ancestor's
+    blob back to the thread's first checkpoint; a read of a later head walks only
+    their ids to that root, and answers exactly as a fresh reader does."""
+    thread = await seeder.agent(("q1", "q2"))  # the project's agent: snapshots every 100
+    reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    statements: list[str] = []
+    try:
+        first = await reader.read(thread.thread_id)
+        assert first.complete
+        await seeder.run(thread, {"messages": [HumanMessage("q3")]})
+        assert reader._conn is not None
+        await reader._conn.set_trace_callback(statements.append)
+        again = await reader.read(thread.thread_id)
+        await reader._conn.set_trace_callback(None)
+    finally:
+        await reader.close()
+    fresh_reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    try:
+        fresh = await fresh_reader.read(thread.thread_id)
+    finally:
+        await fresh_reader.close()
+    assert again == fresh and again.complete and again.checkpoint_id != first.checkpoint_id
+    assert statements and not [s for s in statements if BLOB_WALK in s]
