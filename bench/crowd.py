@@ -382,6 +382,9 @@ async def idle_and_abort(server: DevServer, report: CrowdReport) -> None:
         assert (await http.get(route(threads[0]))).status_code == 200  # route warmed up
     await asyncio.sleep(1.0)
     fds_before, rss_before = open_fds(pgid), rss_bytes(pgid)
+    # Both idle windows (5 s) start just after the runtime's own 10-s flush: neither
+    # holds one (it costs tens of ms more with every run the server has kept).
+    await after_runtime_flush(server.workdir)
     baseline = await cpu_share(pgid, IDLE_WINDOW)
     paths = [f"{route(t)}?wait=60" for t in threads for _ in range(WAITERS // THREADS)]
     attach_cpu = cpu_seconds(pgid)
@@ -389,6 +392,7 @@ async def idle_and_abort(server: DevServer, report: CrowdReport) -> None:
     await asyncio.sleep(SETTLE_SECONDS)  # every request parked, its first reads done
     attach_cpu = cpu_seconds(pgid) - attach_cpu - baseline * SETTLE_SECONDS
     rss_held = rss_bytes(pgid)
+    await after_runtime_flush(server.workdir)
     held = await cpu_share(pgid, IDLE_WINDOW)
     await after_runtime_flush(server.workdir)
     aborted_at = await loadgen.abort()
