@@ -86,10 +86,9 @@ WHERE thread_id = ? AND checkpoint_ns = '' AND channel = ? AND checkpoint_id IN 
 """
 
 MAX_CHAIN_DEPTH = 100_000
-# Ancestor ids fetched per trip when walking to a kept snapshot (one row per trip cost a
-# thread hop per checkpoint: a poll re-reading a growing thread walks all its steps
-# since the snapshot).
-ID_BATCH = 256
+# How far back, in checkpoints, a read looks for a snapshot (or first checkpoint) it
+# kept, in one query: a poll re-reading a growing thread walks all its steps since.
+ID_BATCH = 1024
 # DeltaChannel snapshots kept decoded (id index included) so the next checkpoint of a
 # growing thread replays only its writes.
 KEPT_SNAPSHOTS = 4
@@ -222,22 +221,19 @@ class LazyDecoder:
             return None
         chain: list[str] = []
         seed: delta.Seed | None = None
-        async with (
-            saver.lock,
-            saver.conn.execute(
-                ANCESTOR_IDS_SQL, (thread_id, parent_id, thread_id, MAX_CHAIN_DEPTH)
-            ) as cur,
-        ):
-            cur.arraysize = ID_BATCH  # ids only: a trip to aiosqlite's thread per batch
-            async for (ancestor_id,) in cur:
-                if ancestor_id in chain:
-                    return None
-                chain.append(ancestor_id)
-                seed = self.seeds.get((thread_id, ancestor_id))
-                if seed is None and ancestor_id == root:
-                    seed = delta.Seed([])
-                if seed is not None:
-                    break
+        # One trip for the nearest ids (each trip to aiosqlite's thread waits for the
+        # GIL behind a busy event loop); a kept snapshot further back than that is
+        # reached by the slow walk instead.
+        rows = await fetch(saver, ANCESTOR_IDS_SQL, (thread_id, parent_id, thread_id, ID_BATCH))
+        for (ancestor_id,) in rows:
+            if ancestor_id in chain:
+                return None
+            chain.append(ancestor_id)
+            seed = self.seeds.get((thread_id, ancestor_id))
+            if seed is None and ancestor_id == root:
+                seed = delta.Seed([])
+            if seed is not None:
+                break
         if seed is None:
             return None
         between = chain[:-1]
