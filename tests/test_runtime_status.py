@@ -6,7 +6,6 @@ a real ``langgraph dev``, ``tests/test_run_status_e2e.py`` holds the statuses.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID, uuid4
@@ -22,12 +21,17 @@ from EvoScientist.store.runtime_status import (
 )
 
 
-@pytest.fixture
-def table(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
+def empty_runtime_table(monkeypatch: pytest.MonkeyPatch, name: str) -> list[dict[str, Any]]:
+    """The in-memory runtime's table ``name``, empty, for this test only."""
     monkeypatch.setenv("LANGGRAPH_RUNTIME_EDITION", "inmem")
-    threads: list[dict[str, Any]] = []
-    monkeypatch.setitem(GLOBAL_STORE, "threads", threads)
-    yield threads
+    rows: list[dict[str, Any]] = []
+    monkeypatch.setitem(GLOBAL_STORE, name, rows)
+    return rows
+
+
+@pytest.fixture
+def table(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    return empty_runtime_table(monkeypatch, "threads")
 
 
 def thread_row(status: str = "idle") -> dict[str, Any]:
@@ -103,11 +107,8 @@ def test_another_runtime_is_asked_through_the_api(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.fixture
-def runs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
-    monkeypatch.setenv("LANGGRAPH_RUNTIME_EDITION", "inmem")
-    rows: list[dict[str, Any]] = []
-    monkeypatch.setitem(GLOBAL_STORE, "runs", rows)
-    yield rows
+def runs(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    return empty_runtime_table(monkeypatch, "runs")
 
 
 def run_row(thread_id: UUID, status: str = "running") -> dict[str, Any]:

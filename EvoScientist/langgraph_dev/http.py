@@ -272,9 +272,6 @@ def answer_response(
 class AlreadySent(Response):
     """What the route returns for a request its poll has answered (``delivery``)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         return
 

@@ -23,7 +23,7 @@ from EvoScientist.store.errors import StoreUnavailable
 from EvoScientist.store.runtime_status import (
     RuntimeRunStatus,
     RuntimeUnavailable,
-    runtime_table,
+    runtime_readable,
 )
 from EvoScientist.store.watch import UNSEEN, ThreadWatch
 
@@ -222,9 +222,11 @@ class LongPolls:
             self._lagging.pop(thread_id, None)
 
     def _status_watch(self) -> ThreadWatch | None:
-        """Inside the server: the status of every waited-on thread, one search for all
-        every ``SERVER_STATUS_POLL_SECONDS`` (a run may end without writing); and a
-        faster one for the threads whose server lags their final checkpoint."""
+        """Inside the server: the status of every waited-on thread, read for all at once
+        (a run may end without writing): from this process's runtime tables every
+        ``RUNTIME_STATUS_POLL_SECONDS``, else one search every
+        ``SERVER_STATUS_POLL_SECONDS``; and a faster check for the threads whose server
+        lags their final checkpoint."""
         api = self.service.api
         if api is None or not inside_langgraph_server():
             return None
@@ -265,7 +267,7 @@ class LongPolls:
 
             status_every, catch_up_every = SERVER_STATUS_POLL_SECONDS, CATCH_UP_POLL_SECONDS
             catch_up = statuses
-            if api.url is None and _runtime_readable():
+            if api.url is None and runtime_readable():
                 status_every = RUNTIME_STATUS_POLL_SECONDS
                 catch_up, catch_up_every = lagging, RUNTIME_CATCH_UP_POLL_SECONDS
             self._statuses = ThreadWatch(statuses, every(status_every), idle_cap=status_every)
@@ -289,14 +291,6 @@ class LongPolls:
         for watch in (self._statuses, self._catch_up):
             if watch is not None:
                 await watch.close()
-
-
-def _runtime_readable() -> bool:
-    try:
-        runtime_table()
-    except RuntimeUnavailable:
-        return False
-    return True
 
 
 def _as_server() -> None:

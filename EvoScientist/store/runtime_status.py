@@ -50,6 +50,15 @@ def runtime_table(name: str = "threads") -> list[dict[str, Any]]:
     return table
 
 
+def runtime_readable() -> bool:
+    """This process serves from the in-memory runtime's tables."""
+    try:
+        runtime_table()
+    except RuntimeUnavailable:
+        return False
+    return True
+
+
 def runtime_runs(thread_id: str) -> dict[str, str]:
     """The server's runs of a thread, run id → status (``pending``, ``running``,
     ``success``…); raises ``RuntimeUnavailable`` when there is no table to read."""
