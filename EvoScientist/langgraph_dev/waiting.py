@@ -232,27 +232,21 @@ class LongPolls:
             return None
         if self._statuses is None:
             runtime = self.service.runtime_status
+            run_statuses = RuntimeRunStatus()
 
-            async def statuses(thread_ids: list[str]) -> dict[str, Hashable]:
-                if api.url is None:  # this process is the server: read its own table
-                    try:
-                        found = ((t, runtime.status(t)) for t in thread_ids)
-                        return {t: status for t, status in found if status is not None}
-                    except RuntimeUnavailable:
-                        pass  # another runtime: ask it through the API
+            async def through_api(thread_ids: list[str]) -> dict[str, Hashable]:
                 # Shared by every caller's polls: asked as the server itself, not as
                 # whichever caller started the watch (its task runs in a copy of that
                 # caller's context). Only wakes polls; each then reads as its caller.
                 _as_server()
                 return dict(await api.thread_statuses(thread_ids))
 
-            def every(seconds: float) -> Callable[[float], Awaitable[None]]:
-                async def pause(timeout: float) -> None:
-                    await asyncio.sleep(seconds)
-
-                return pause
-
-            run_statuses = RuntimeRunStatus()
+            async def from_runtime(thread_ids: list[str]) -> dict[str, Hashable]:
+                try:
+                    found = ((t, runtime.status(t)) for t in thread_ids)
+                    return {t: status for t, status in found if status is not None}
+                except RuntimeUnavailable as exc:  # pragma: no cover - the table went away
+                    raise StoreUnavailable(str(exc)) from exc
 
             async def lagging(thread_ids: list[str]) -> dict[str, Hashable]:
                 found = {}
@@ -265,11 +259,23 @@ class LongPolls:
                     raise StoreUnavailable(str(exc)) from exc
                 return found
 
-            status_every, catch_up_every = SERVER_STATUS_POLL_SECONDS, CATCH_UP_POLL_SECONDS
-            catch_up = statuses
+            def every(seconds: float) -> Callable[[float], Awaitable[None]]:
+                async def pause(timeout: float) -> None:
+                    await asyncio.sleep(seconds)
+
+                return pause
+
+            # Decided once: this process is the server and reads its own tables, or it
+            # asks another runtime through the API.
             if api.url is None and runtime_readable():
-                status_every = RUNTIME_STATUS_POLL_SECONDS
-                catch_up, catch_up_every = lagging, RUNTIME_CATCH_UP_POLL_SECONDS
+                statuses, catch_up = from_runtime, lagging
+                status_every, catch_up_every = (
+                    RUNTIME_STATUS_POLL_SECONDS,
+                    RUNTIME_CATCH_UP_POLL_SECONDS,
+                )
+            else:
+                statuses = catch_up = through_api
+                status_every, catch_up_every = SERVER_STATUS_POLL_SECONDS, CATCH_UP_POLL_SECONDS
             self._statuses = ThreadWatch(statuses, every(status_every), idle_cap=status_every)
             self._catch_up = ThreadWatch(catch_up, every(catch_up_every), idle_cap=catch_up_every)
             # What a read saw of a thread's status is that watch's signature (the
