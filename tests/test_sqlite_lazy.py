@@ -43,3 +43,38 @@ async def test_a_young_delta_thread_is_read_again_without_its_ancestors_blobs(
         await fresh_reader.close()
     assert again == fresh and again.complete and again.checkpoint_id != first.checkpoint_id
     assert statements and not [s for s in statements if BLOB_WALK in s]
+
+
+async def test_a_new_head_of_a_young_delta_thread_is_read_in_two_trips(
+    db_path: Path, seeder: Seeder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each trip to aiosqlite's thread waits for the GIL behind a busy event loop, and
+    the read of a new head made five of them (ids, row, ancestor ids, blobs, writes):
+    the dependent statements now run together, one trip for the head and its row, one
+    for the history behind it."""
+    thread = await seeder.agent(("q1", "q2"))
+    reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    trips: list[object] = []
+    try:
+        await reader.read(thread.thread_id)
+        await seeder.run(thread, {"messages": [HumanMessage("q3")]})
+        conn = reader._conn
+        assert conn is not None
+        execute = conn._execute
+
+        async def counted(fn: object, *args: object, **kwargs: object) -> object:
+            trips.append(fn)
+            return await execute(fn, *args, **kwargs)
+
+        monkeypatch.setattr(conn, "_execute", counted)
+        again = await reader.read(thread.thread_id)
+        monkeypatch.undo()
+    finally:
+        await reader.close()
+    fresh_reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    try:
+        fresh = await fresh_reader.read(thread.thread_id)
+    finally:
+        await fresh_reader.close()
+    assert again == fresh and again.complete
+    assert len(trips) == 2

@@ -15,7 +15,8 @@ against each other on every checkpoint of real threads).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langgraph.checkpoint.base import CheckpointTuple, writes_sort_key
@@ -27,7 +28,7 @@ from EvoScientist.store import delta, lazy, packed
 from EvoScientist.store.errors import CheckpointUnreadable, StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import MESSAGES, is_delta_channel
-from EvoScientist.store.sqlite_connection import fetch
+from EvoScientist.store.sqlite_connection import fetch, in_one_trip
 
 # The row, with the writes that decide the status in the same trip (message writes are
 # the history's business): JSON, the values hex-encoded.
@@ -164,15 +165,14 @@ class LazyDecoder:
     ) -> Sequence[Any]:
         """The DeltaChannel's value at a checkpoint: the nearest stored value up the
         parent chain, then every write since (the checkpoint's own excluded)."""
-        known = await self._known_seed(saver, thread_id, parent_id)
+        task_path = "task_path" if saver._has_task_path else "''"
+        known = await self._known_seed(saver, thread_id, parent_id, task_path)
         if known is not None:
-            chain, seed = known
+            chain, seed, rows = known
         else:
             chain, seed = await self._walk_to_seed(saver, thread_id, parent_id)
+            rows = await fetch(saver, _writes_sql(task_path, chain), (thread_id, MESSAGES, *chain))
         position = {checkpoint_id: -depth for depth, checkpoint_id in enumerate(chain)}
-        task_path = "task_path" if saver._has_task_path else "''"
-        sql = MESSAGE_WRITES_SQL.format(task_path=task_path, ids=",".join("?" * len(chain)))
-        rows = await fetch(saver, sql, (thread_id, MESSAGES, *chain))
         # Oldest checkpoint first; within one, the order live execution applied them.
         rows.sort(key=lambda r: (position[r[0]], writes_sort_key(r[1], r[2], r[3])))
         batches = [lazy.write_entries(_parse_msgpack(wtype, value)) for *_, wtype, value in rows]
@@ -212,43 +212,78 @@ class LazyDecoder:
         return chain, seed
 
     async def _known_seed(
-        self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
-    ) -> tuple[list[str], delta.Seed] | None:
-        """The chain up to a snapshot decoded on an earlier read, if the walk meets one
-        before any newer snapshot: then only the small blobs in between are read."""
+        self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str, task_path: str
+    ) -> tuple[list[str], delta.Seed, list[Any]] | None:
+        """The chain up to a snapshot decoded on an earlier read (or up to the thread's
+        first checkpoint), if the walk meets one before any newer snapshot, with the
+        message writes along it: then only the small blobs in between are read, and
+        all of it in one trip (``_near_known``)."""
         root = self.roots.get(thread_id)
-        if root is None and not any(key[0] == thread_id for key in self.seeds):
+        kept = {key[1] for key in self.seeds if key[0] == thread_id}
+        if root is not None:
+            kept.add(root)
+        if not kept:
             return None
+        near = await in_one_trip(saver, _near_known(thread_id, parent_id, kept, task_path))
+        if near is None:
+            return None
+        chain, blob_rows, write_rows = near
+        seed = self.seeds.get((thread_id, chain[-1]))
+        if seed is None and chain[-1] == root:
+            seed = delta.Seed([])
+        if seed is None:
+            return None  # forgotten meanwhile: walk the slow way
+        blobs = {checkpoint_id: (type_, blob) for checkpoint_id, type_, blob in blob_rows}
+        for depth, checkpoint_id in enumerate(chain[:-1]):
+            if checkpoint_id not in blobs:
+                return None  # changed under us: walk the slow way
+            newer = _stored_seed(*blobs[checkpoint_id])
+            if newer is not None:  # a newer snapshot than the one kept
+                self.seeds.put((thread_id, checkpoint_id), newer)
+                chain = chain[: depth + 1]
+                seed = newer
+                break
+        ids = set(chain)
+        return chain, seed, [row for row in write_rows if row[0] in ids]
+
+
+def _writes_sql(task_path: str, chain: Sequence[str]) -> str:
+    return MESSAGE_WRITES_SQL.format(task_path=task_path, ids=",".join("?" * len(chain)))
+
+
+def _near_known(
+    thread_id: str, parent_id: str, kept: set[str], task_path: str
+) -> Callable[[sqlite3.Connection], tuple[list[str], list[Any], list[Any]] | None]:
+    """On aiosqlite's thread: the nearest ancestor ids up to the first one in ``kept``
+    (None when it is not within ``ID_BATCH`` or the chain loops), the blobs in between
+    and the message writes of the whole stretch. A newer snapshot among those blobs
+    (rare) shortens the stretch afterwards; its older writes are then dropped."""
+
+    def read(conn: sqlite3.Connection) -> tuple[list[str], list[Any], list[Any]] | None:
+        ids = conn.execute(ANCESTOR_IDS_SQL, (thread_id, parent_id, thread_id, ID_BATCH))
         chain: list[str] = []
-        seed: delta.Seed | None = None
-        # One trip for the nearest ids (each trip to aiosqlite's thread waits for the
-        # GIL behind a busy event loop); a kept snapshot further back than that is
-        # reached by the slow walk instead.
-        rows = await fetch(saver, ANCESTOR_IDS_SQL, (thread_id, parent_id, thread_id, ID_BATCH))
-        for (ancestor_id,) in rows:
-            if ancestor_id in chain:
+        seen: set[str] = set()
+        for (ancestor_id,) in ids:
+            if ancestor_id in seen:
                 return None
             chain.append(ancestor_id)
-            seed = self.seeds.get((thread_id, ancestor_id))
-            if seed is None and ancestor_id == root:
-                seed = delta.Seed([])
-            if seed is not None:
+            seen.add(ancestor_id)
+            if ancestor_id in kept:
                 break
-        if seed is None:
+        else:
             return None
         between = chain[:-1]
-        if between:
-            sql = BLOBS_SQL.format(ids=",".join("?" * len(between)))
-            rows = await fetch(saver, sql, (thread_id, *between))
-            blobs = {checkpoint_id: (type_, blob) for checkpoint_id, type_, blob in rows}
-            for depth, checkpoint_id in enumerate(between):
-                if checkpoint_id not in blobs:
-                    return None  # changed under us: walk the slow way
-                newer = _stored_seed(*blobs[checkpoint_id])
-                if newer is not None:  # a newer snapshot than the one kept
-                    self.seeds.put((thread_id, checkpoint_id), newer)
-                    return chain[: depth + 1], newer
-        return chain, seed
+        blobs = (
+            conn.execute(
+                BLOBS_SQL.format(ids=",".join("?" * len(between))), (thread_id, *between)
+            ).fetchall()
+            if between
+            else []
+        )
+        writes = conn.execute(_writes_sql(task_path, chain), (thread_id, MESSAGES, *chain))
+        return chain, blobs, writes.fetchall()
+
+    return read
 
 
 async def check_pruned(saver: AsyncSqliteSaver, tup: CheckpointTuple) -> None:

@@ -24,6 +24,7 @@ import asyncio
 import json
 import logging
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ from EvoScientist.store.sqlite_connection import (
     ReadOnlyConnection,
     connection_gone,
     fetch,
+    in_one_trip,
     read_only_uri,
 )
 from EvoScientist.store.sqlite_lazy import (
@@ -228,18 +230,37 @@ class SqliteAnswerReader(CheckpointAnswerReader):
     async def _eligible_head(
         self, saver: AsyncSqliteSaver, thread_id: str, run_id: str | None, user_id: str | None
     ) -> Head | None:
-        below = _AFTER_NEWEST
+        rows, newest_row = await in_one_trip(saver, self._first_page(thread_id))
+        # The thread's newest: the watch's token.
+        self.watch.remember(thread_id, tuple(rows[0]) if rows else None)
+        if newest_row is not None:
+            checkpoint_id, count, last_rowid = rows[0]
+            self._remember_row(thread_id, checkpoint_id, (count, last_rowid), newest_row)
         while True:
-            rows = await fetch(saver, HEAD_IDS_SQL, (thread_id, below, HEAD_PAGE))
-            if below is _AFTER_NEWEST:  # the thread's newest: the watch's token
-                self.watch.remember(thread_id, tuple(rows[0]) if rows else None)
             for checkpoint_id, count, last_rowid in rows:
                 facts = await self._facts(saver, thread_id, checkpoint_id, (count, last_rowid))
                 if facts is not None and facts.answers(self.agent_name, run_id, user_id):
                     return Head(checkpoint_id, (count, last_rowid))
             if len(rows) < HEAD_PAGE:
                 return None
-            below = rows[-1][0]
+            rows = await fetch(saver, HEAD_IDS_SQL, (thread_id, rows[-1][0], HEAD_PAGE))
+
+    def _first_page(
+        self, thread_id: str
+    ) -> Callable[[sqlite3.Connection], tuple[list[Any], Any | None]]:
+        """The newest ids and, unless its facts are known, the newest one's row (it
+        usually answers, and is decoded next): one trip where there were two."""
+        known = self._known
+
+        def read(conn: sqlite3.Connection) -> tuple[list[Any], Any | None]:
+            rows = conn.execute(HEAD_IDS_SQL, (thread_id, _AFTER_NEWEST, HEAD_PAGE)).fetchall()
+            # A membership test only, which reorders nothing: this runs on aiosqlite's
+            # thread, while the event loop may be using the cache.
+            if rows and (thread_id, rows[0][0]) not in known:
+                return rows, conn.execute(CHECKPOINT_SQL, (thread_id, rows[0][0])).fetchone()
+            return rows, None
+
+        return read
 
     async def _facts(
         self,
@@ -256,9 +277,17 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             rows = await fetch(saver, CHECKPOINT_SQL, key)
             if not rows:
                 return None  # deleted since the ids were read
-            facts = _CheckpointFacts.of(rows[0][2])
-            self._known.put(key, facts)
-            self._prefetched.put(key, (writes, rows[0]))
+            facts = self._remember_row(thread_id, checkpoint_id, writes, rows[0])
+        return facts
+
+    def _remember_row(
+        self, thread_id: str, checkpoint_id: str, writes: tuple[int, int] | None, row: Any
+    ) -> _CheckpointFacts:
+        """A checkpoint's ``CHECKPOINT_SQL`` row: its facts kept, the row handed to the
+        decode that usually follows."""
+        facts = _CheckpointFacts.of(row[2])
+        self._known.put((thread_id, checkpoint_id), facts)
+        self._prefetched.put((thread_id, checkpoint_id), (writes, row))
         return facts
 
     async def answer(self, thread_id: str, head: Head) -> FinalAnswer:
