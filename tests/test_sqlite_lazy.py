@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 
+from EvoScientist.store.sqlite_lazy import KEPT_SNAPSHOTS
 from EvoScientist.store.sqlite_reader import SqliteAnswerReader
-from tests.seeds import AGENT_NAME, Seeder
+from tests.seeds import AGENT_NAME, DELTA_PREAMBLE, Seeder
 
 pytestmark = pytest.mark.backends("sqlite")
 
@@ -78,3 +79,37 @@ async def test_a_new_head_of_a_young_delta_thread_is_read_in_two_trips(
         await fresh_reader.close()
     assert again == fresh and again.complete
     assert len(trips) == 2
+
+
+async def test_a_thread_whose_snapshot_was_evicted_is_read_without_the_blob_walk(
+    db_path: Path, seeder: Seeder
+) -> None:
+    """More threads polled than snapshots kept decoded (a hundred tabs): the reader
+    still knows each thread's nearest snapshot by id, and reads its blob in the same
+    trip as the writes after it, instead of walking every ancestor's blob again."""
+    threads = [
+        await seeder.chat(
+            [f"answer {i}", f"answer {i} again"], mode="delta", preamble=DELTA_PREAMBLE
+        )
+        for i in range(KEPT_SNAPSHOTS + 1)
+    ]
+    reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    statements: list[str] = []
+    try:
+        for thread in threads:
+            await reader.read(thread.thread_id)
+        assert not [key for key in reader._lazy.seeds if key[0] == threads[0].thread_id]
+        reader.forget_answers()  # a first read of its head again, from the lazy decoder
+        assert reader._conn is not None
+        await reader._conn.set_trace_callback(statements.append)
+        again = await reader.read(threads[0].thread_id)
+        await reader._conn.set_trace_callback(None)
+    finally:
+        await reader.close()
+    fresh_reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    try:
+        fresh = await fresh_reader.read(threads[0].thread_id)
+    finally:
+        await fresh_reader.close()
+    assert again == fresh and again.content == "answer 0 again"
+    assert statements and not [s for s in statements if BLOB_WALK in s]

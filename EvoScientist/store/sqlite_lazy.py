@@ -93,7 +93,8 @@ ID_BATCH = 1024
 # DeltaChannel snapshots kept decoded (id index included) so the next checkpoint of a
 # growing thread replays only its writes.
 KEPT_SNAPSHOTS = 4
-# Threads whose first checkpoint (no stored value above it) is remembered.
+# Threads whose first checkpoint (no stored value above it), or whose nearest snapshot,
+# is remembered (ids only).
 KNOWN_ROOTS = 4096
 # A checkpoint blob this large is walked to its snapshot, not parsed (``_stored_seed``).
 LOCATE_BYTES = 1 << 20
@@ -108,10 +109,20 @@ class LazyDecoder:
         # value (every thread younger than its first snapshot): that root, whose value
         # before its own writes is empty. A later read walks ids to it, not blobs.
         self.roots: LruCache[str, str] = LruCache(KNOWN_ROOTS)
+        # Each thread's nearest snapshot met so far, by id: a hundred threads polled at
+        # once outnumber the snapshots kept decoded, and without this each read of an
+        # evicted one walked its ancestors' blobs again, several trips at a time. The
+        # id lets a read fetch that snapshot's blob in the same trip as the rest.
+        self.snapshots: LruCache[str, str] = LruCache(KNOWN_ROOTS)
 
     def forget(self) -> None:
         self.seeds.clear()
         self.roots.clear()
+        self.snapshots.clear()
+
+    def _keep_seed(self, thread_id: str, checkpoint_id: str, seed: delta.Seed) -> None:
+        self.seeds.put((thread_id, checkpoint_id), seed)
+        self.snapshots.put(thread_id, checkpoint_id)
 
     async def answer(
         self,
@@ -201,7 +212,7 @@ class LazyDecoder:
                 missing = ancestor_parent
                 seed = _stored_seed(type_, blob)
                 if seed is not None:
-                    self.seeds.put((thread_id, ancestor_id), seed)
+                    self._keep_seed(thread_id, ancestor_id, seed)
                     break
         if seed is None:
             if missing is not None and len(chain) < MAX_CHAIN_DEPTH + 1:
@@ -214,32 +225,42 @@ class LazyDecoder:
     async def _known_seed(
         self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str, task_path: str
     ) -> tuple[list[str], delta.Seed, list[Any]] | None:
-        """The chain up to a snapshot decoded on an earlier read (or up to the thread's
-        first checkpoint), if the walk meets one before any newer snapshot, with the
-        message writes along it: then only the small blobs in between are read, and
-        all of it in one trip (``_near_known``)."""
+        """The chain up to a snapshot met on an earlier read (or up to the thread's first
+        checkpoint), if the walk meets it before any newer snapshot, with the message
+        writes along it: then only the small blobs in between are read (and that
+        snapshot's, when it is no longer kept decoded), all of it in one trip
+        (``_near_known``)."""
         root = self.roots.get(thread_id)
-        kept = {key[1] for key in self.seeds if key[0] == thread_id}
+        decoded = {key[1] for key in self.seeds if key[0] == thread_id}
         if root is not None:
-            kept.add(root)
+            decoded.add(root)
+        kept = set(decoded)
+        snapshot = self.snapshots.get(thread_id)
+        if snapshot is not None:
+            kept.add(snapshot)
         if not kept:
             return None
-        near = await in_one_trip(saver, _near_known(thread_id, parent_id, kept, task_path))
+        near = await in_one_trip(saver, _near_known(thread_id, parent_id, kept, decoded, task_path))
         if near is None:
             return None
         chain, blob_rows, write_rows = near
-        seed = self.seeds.get((thread_id, chain[-1]))
-        if seed is None and chain[-1] == root:
-            seed = delta.Seed([])
-        if seed is None:
-            return None  # forgotten meanwhile: walk the slow way
         blobs = {checkpoint_id: (type_, blob) for checkpoint_id, type_, blob in blob_rows}
+        stop = chain[-1]
+        seed = self.seeds.get((thread_id, stop))
+        if seed is None and stop == root:
+            seed = delta.Seed([])
+        if seed is None and stop in blobs:
+            seed = _stored_seed(*blobs[stop])
+            if seed is not None:
+                self._keep_seed(thread_id, stop, seed)
+        if seed is None:
+            return None  # forgotten or changed meanwhile: walk the slow way
         for depth, checkpoint_id in enumerate(chain[:-1]):
             if checkpoint_id not in blobs:
                 return None  # changed under us: walk the slow way
             newer = _stored_seed(*blobs[checkpoint_id])
             if newer is not None:  # a newer snapshot than the one kept
-                self.seeds.put((thread_id, checkpoint_id), newer)
+                self._keep_seed(thread_id, checkpoint_id, newer)
                 chain = chain[: depth + 1]
                 seed = newer
                 break
@@ -252,12 +273,13 @@ def _writes_sql(task_path: str, chain: Sequence[str]) -> str:
 
 
 def _near_known(
-    thread_id: str, parent_id: str, kept: set[str], task_path: str
+    thread_id: str, parent_id: str, kept: set[str], decoded: set[str], task_path: str
 ) -> Callable[[sqlite3.Connection], tuple[list[str], list[Any], list[Any]] | None]:
     """On aiosqlite's thread: the nearest ancestor ids up to the first one in ``kept``
     (None when it is not within ``ID_BATCH`` or the chain loops), the blobs in between
-    and the message writes of the whole stretch. A newer snapshot among those blobs
-    (rare) shortens the stretch afterwards; its older writes are then dropped."""
+    (and that one's, unless it is ``decoded``) and the message writes of the whole
+    stretch. A newer snapshot among those blobs (rare) shortens the stretch
+    afterwards; its older writes are then dropped."""
 
     def read(conn: sqlite3.Connection) -> tuple[list[str], list[Any], list[Any]] | None:
         ids = conn.execute(ANCESTOR_IDS_SQL, (thread_id, parent_id, thread_id, ID_BATCH))
@@ -272,7 +294,7 @@ def _near_known(
                 break
         else:
             return None
-        between = chain[:-1]
+        between = chain[:-1] if chain[-1] in decoded else chain
         blobs = (
             conn.execute(
                 BLOBS_SQL.format(ids=",".join("?" * len(between))), (thread_id, *between)
