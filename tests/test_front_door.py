@@ -10,20 +10,24 @@ the browser test (``test_browser_recovery.py``) reads the route cross-origin.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Iterator
 from types import SimpleNamespace
 
 import httpx
 import pytest
+from langchain_core.messages import HumanMessage
 from langgraph_api.middleware.private_network import PrivateNetworkMiddleware
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.gzip import GZipMiddleware
 
+from EvoScientist.langgraph_dev.front_door import DirectSend
 from EvoScientist.langgraph_dev.http import create_app
 from EvoScientist.langgraph_dev.service import FinalAnswerService
 from tests.seeds import Seeder, route
+from tests.test_waiting import reached, three_step_graph, until
 
 pytestmark = pytest.mark.backends("sqlite")
 
@@ -104,3 +108,58 @@ async def test_outside_the_server_the_door_stays_closed(seeder: Seeder) -> None:
     response = await get(seeder, Origin=ORIGIN)
     assert response.status_code == 200
     assert "access-control-allow-origin" not in response.headers
+
+
+async def test_a_poll_answering_many_requests_gives_each_origin_its_own_cors_headers(
+    seeder: Seeder, server: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The poll answers its parked requests with messages made once per representation
+    and origin (``http.py``'s ``respond``): a request from another origin, or from none,
+    still gets the headers the server's CORS middleware gives it."""
+    allowed = {**SERVER_CORS, "allow_origins": [ORIGIN]}  # mirrored back, not "*"
+    server.global_middleware[1] = Middleware(CORSMiddleware, **allowed)
+    made: list[object] = []
+    with_cors = DirectSend.with_cors
+
+    def counted(self: DirectSend, scope: object, send: object) -> object:
+        made.append(scope)
+        return with_cors(self, scope, send)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(DirectSend, "with_cors", counted)
+    gates = [asyncio.Event() for _ in range(3)]
+    thread = seeder.thread(three_step_graph(seeder, gates))
+    run = asyncio.create_task(seeder.run(thread, {"messages": [HumanMessage("go")]}))
+    service = FinalAnswerService(seeder.store.reader(), None)
+    app = create_app(lambda: service)
+    origins = [ORIGIN, "http://elsewhere.example", None, ORIGIN, None]
+    try:
+        await reached(thread, ("one",))
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://testserver"
+        ) as client:
+            requests = [
+                asyncio.create_task(
+                    client.get(
+                        f"{route(thread.thread_id)}?wait=20",
+                        headers={"Origin": origin} if origin else {},
+                    )
+                )
+                for origin in origins
+            ]
+            await until(
+                lambda: sum(len(p.parking) for p in service.long_polls._polls.values()) == 5
+            )
+            for gate in gates:
+                gate.set()
+            responses = await asyncio.wait_for(asyncio.gather(*requests), 10)
+    finally:
+        for gate in gates:
+            gate.set()
+        await run
+        await service.close()
+    assert len(made) == 3  # one per origin: the poll answered all five
+    for origin, response in zip(origins, responses, strict=True):
+        assert response.status_code == 200 and response.json()["content"] == "the final answer"
+        expected = ORIGIN if origin == ORIGIN else None
+        assert response.headers.get("access-control-allow-origin") == expected
+        assert response.headers["vary"] == "Origin"

@@ -27,10 +27,13 @@ anyway (``quiet_logs``), and the route logs its own failures.
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
+from dataclasses import dataclass
 from typing import Any
 
+from starlette.datastructures import Headers
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -53,10 +56,26 @@ TRANSPARENT = frozenset(
     }
 )
 FRONT_DOOR_METHODS = frozenset({"GET", "HEAD"})
-# The scope key holding a front-door request's ``send``: its response may be sent by the
-# poll it waits on (``delivery``), which only a send that never blocks on another task
-# allows (the server's own stack hands the response between tasks).
+# The scope key holding a front-door request's ``DirectSend``: its response may be sent
+# by the poll it waits on (``delivery``), which only a send that never blocks on another
+# task allows (the server's own stack hands the response between tasks).
 FRONT_DOOR_SEND = "evoscientist.front_door.send"
+
+
+@dataclass(frozen=True)
+class DirectSend:
+    """A front-door request's way to the socket. ``send`` is below the CORS headers:
+    ``with_cors`` adds them as the server's own middleware would, so that a poll
+    answering a thousand requests from one origin runs that middleware once and
+    sends the same messages to each (``delivery``)."""
+
+    send: Send
+    cors: CORSMiddleware | None
+
+    def with_cors(self, scope: Scope, send: Send) -> Send:
+        if self.cors is None:
+            return send
+        return functools.partial(self.cors.send, send=send, request_headers=Headers(scope=scope))
 
 
 class FrontDoor:
@@ -65,6 +84,7 @@ class FrontDoor:
         self.route = route
         self._decided = False
         self._direct: ASGIApp | None = None
+        self._cors: CORSMiddleware | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] in FRONT_DOOR_METHODS:
@@ -73,6 +93,7 @@ class FrontDoor:
                 match, child_scope = self.route.matches(scope)
                 if match is Match.FULL:
                     scope.update(child_scope)
+                    scope[FRONT_DOOR_SEND] = DirectSend(send, self._cors)
                     await direct(scope, receive, send)
                     return
         await self.app(scope, receive, send)
@@ -105,10 +126,7 @@ class FrontDoor:
                 return None
             if middleware.cls is CORSMiddleware:
                 cors = dict(middleware.kwargs)
-        handle = self.route.handle
-
-        async def entered(scope: Scope, receive: Receive, send: Send) -> None:
-            scope[FRONT_DOOR_SEND] = send  # with the CORS headers, as the route's own
-            await handle(scope, receive, send)
-
-        return entered if cors is None else CORSMiddleware(entered, **cors)
+        if cors is None:
+            return self.route.handle
+        self._cors = CORSMiddleware(self.route.handle, **cors)
+        return self._cors

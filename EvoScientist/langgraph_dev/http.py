@@ -20,13 +20,13 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from EvoScientist.answer.result import FinalAnswer
 from EvoScientist.langgraph_dev import quiet_logs
 from EvoScientist.langgraph_dev.collector import tune_collector
 from EvoScientist.langgraph_dev.delivery import Respond
-from EvoScientist.langgraph_dev.front_door import FRONT_DOOR_SEND, FrontDoor
+from EvoScientist.langgraph_dev.front_door import FRONT_DOOR_SEND, DirectSend, FrontDoor
 from EvoScientist.langgraph_dev.openapi import OPENAPI_PATH, openapi_document
 from EvoScientist.langgraph_dev.params import FinalAnswerQuery, InvalidRequest, parse_query
 from EvoScientist.langgraph_dev.responses import (
@@ -180,19 +180,28 @@ async def get_final_answer(request: Request) -> Response:
     service = _service(request)
     sent = False
     respond: Respond | None = None
-    front_door_send = request.scope.get(FRONT_DOOR_SEND)
-    if query.wait and front_door_send is not None:
+    direct: DirectSend | None = request.scope.get(FRONT_DOOR_SEND)
+    if query.wait and direct is not None:
 
         async def respond(answer: FinalAnswer, rendered: dict[Hashable, Any]) -> None:
+            # The messages of one response, CORS headers included, made once for all
+            # the requests that share its representation, validator and origin: each
+            # further request costs only the writes to its socket.
             nonlocal sent
             sent = True
-            key = (representation, if_none_match)
-            response = rendered.get(key)
-            if response is None:
-                response = rendered[key] = answer_response(
-                    answer, query, representation, if_none_match
-                )
-            await response(request.scope, request.receive, front_door_send)
+            key = (representation, if_none_match, request.headers.get("origin"))
+            messages = rendered.get(key)
+            if messages is None:
+                messages = rendered[key] = []
+
+                async def record(message: Message) -> None:
+                    messages.append(message)
+
+                response = answer_response(answer, query, representation, if_none_match)
+                with_cors = direct.with_cors(request.scope, record)
+                await response(request.scope, request.receive, with_cors)
+            for message in messages:
+                await direct.send(message)
 
     try:
         async with auth_context(request):
