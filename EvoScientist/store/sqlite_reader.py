@@ -34,9 +34,9 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from EvoScientist.answer.result import FinalAnswer
 from EvoScientist.store import lazy
-from EvoScientist.store.api_reader import AUTH_USER_KEY
 from EvoScientist.store.base import CheckpointAnswerReader, Head
 from EvoScientist.store.change_signal import ChangeSignal, change_signal
+from EvoScientist.store.checkpoint_facts import CheckpointFacts
 from EvoScientist.store.errors import CheckpointUnreadable, StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import saver_answer
@@ -104,7 +104,7 @@ logger = logging.getLogger(__name__)
 # without a new checkpoint; INSERT OR REPLACE gives a replaced row a new rowid).
 # ``metadata`` is
 # stored after the checkpoint blob, so reading it walks the blob's overflow pages. It
-# is read once per checkpoint and kept (``_CheckpointFacts``), so a repeat poll reads
+# is read once per checkpoint and kept (``CheckpointFacts``), so a repeat poll reads
 # no blob at all.
 HEAD_IDS_SQL = """
 SELECT c.checkpoint_id,
@@ -163,7 +163,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         # and SQLite runs both at once (WAL readers do not block each other).
         self._watch_db = ReadOnlyConnection(path)
         self._change: ChangeSignal | None = None
-        self._known: LruCache[tuple[str, str], _CheckpointFacts] = LruCache(KNOWN_CHECKPOINTS)
+        self._known: LruCache[tuple[str, str], CheckpointFacts] = LruCache(KNOWN_CHECKPOINTS)
         self._prefetched: LruCache[tuple[str, str], Any] = LruCache(PREFETCHED_ROWS)
         self._lazy = LazyDecoder()
         self._heads: LruCache[tuple[str, str | None, str | None], _KnownHead] = LruCache(
@@ -268,7 +268,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         thread_id: str,
         checkpoint_id: str,
         writes: tuple[int, int] | None = None,
-    ) -> _CheckpointFacts | None:
+    ) -> CheckpointFacts | None:
         key = (thread_id, checkpoint_id)
         facts = self._known.get(key)
         if facts is None:
@@ -282,10 +282,10 @@ class SqliteAnswerReader(CheckpointAnswerReader):
 
     def _remember_row(
         self, thread_id: str, checkpoint_id: str, writes: tuple[int, int] | None, row: Any
-    ) -> _CheckpointFacts:
+    ) -> CheckpointFacts:
         """A checkpoint's ``CHECKPOINT_SQL`` row: its facts kept, the row handed to the
         decode that usually follows."""
-        facts = _CheckpointFacts.of(row[2])
+        facts = CheckpointFacts.of(row[2])
         self._known.put((thread_id, checkpoint_id), facts)
         self._prefetched.put((thread_id, checkpoint_id), (writes, row))
         return facts
@@ -373,34 +373,3 @@ class _KnownHead:
     signal: ChangeSignal
     token: int
     head: Head | None
-
-
-@dataclass(frozen=True, slots=True)
-class _CheckpointFacts:
-    """What decides whether a checkpoint may answer; metadata never changes once written."""
-
-    agent_name: str | None
-    run_id: str | None
-    user_id: str | None
-
-    @classmethod
-    def of(cls, metadata_blob: bytes | str | None) -> _CheckpointFacts:
-        try:
-            metadata = json.loads(metadata_blob) if metadata_blob is not None else {}
-        except ValueError:
-            metadata = {}
-        if not isinstance(metadata, dict):
-            metadata = {}
-
-        def text(key: str) -> str | None:
-            value = metadata.get(key)
-            return None if value is None else str(value)
-
-        return cls(text("agent_name"), text("run_id"), text(AUTH_USER_KEY))
-
-    def answers(self, agent_name: str, run_id: str | None, user_id: str | None) -> bool:
-        return (
-            self.agent_name in (None, agent_name)
-            and (run_id is None or self.run_id == run_id)
-            and (user_id is None or self.user_id == user_id)
-        )
