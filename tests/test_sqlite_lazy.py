@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 
+from EvoScientist.answer.result import FinalAnswer
 from EvoScientist.store.sqlite_lazy import KEPT_SNAPSHOTS
 from EvoScientist.store.sqlite_reader import SqliteAnswerReader
 from tests.seeds import AGENT_NAME, DELTA_PREAMBLE, Seeder
@@ -17,6 +18,15 @@ pytestmark = pytest.mark.backends("sqlite")
 
 # The walk that reads every ancestor's blob (``ANCESTORS_SQL``) selects them by type.
 BLOB_WALK = "SELECT chain.checkpoint_id, chain.parent_checkpoint_id, c.type"
+
+
+async def lone_read(db_path: Path, thread_id: str) -> FinalAnswer:
+    """What a reader that has read nothing before answers."""
+    reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    try:
+        return await reader.read(thread_id)
+    finally:
+        await reader.close()
 
 
 async def test_a_young_delta_thread_is_read_again_without_its_ancestors_blobs(
@@ -38,11 +48,7 @@ async def test_a_young_delta_thread_is_read_again_without_its_ancestors_blobs(
         await reader._conn.set_trace_callback(None)
     finally:
         await reader.close()
-    fresh_reader = SqliteAnswerReader(db_path, AGENT_NAME)
-    try:
-        fresh = await fresh_reader.read(thread.thread_id)
-    finally:
-        await fresh_reader.close()
+    fresh = await lone_read(db_path, thread.thread_id)
     assert again == fresh and again.complete and again.checkpoint_id != first.checkpoint_id
     assert statements and not [s for s in statements if BLOB_WALK in s]
 
@@ -73,11 +79,7 @@ async def test_a_new_head_of_a_young_delta_thread_is_read_in_two_trips(
         monkeypatch.undo()
     finally:
         await reader.close()
-    fresh_reader = SqliteAnswerReader(db_path, AGENT_NAME)
-    try:
-        fresh = await fresh_reader.read(thread.thread_id)
-    finally:
-        await fresh_reader.close()
+    fresh = await lone_read(db_path, thread.thread_id)
     assert again == fresh and again.complete
     assert len(trips) == 2
 
@@ -107,11 +109,7 @@ async def test_a_thread_whose_snapshot_was_evicted_is_read_without_the_blob_walk
         await reader._conn.set_trace_callback(None)
     finally:
         await reader.close()
-    fresh_reader = SqliteAnswerReader(db_path, AGENT_NAME)
-    try:
-        fresh = await fresh_reader.read(threads[0].thread_id)
-    finally:
-        await fresh_reader.close()
+    fresh = await lone_read(db_path, threads[0].thread_id)
     assert again == fresh and again.content == "answer 0 again"
     assert statements and not [s for s in statements if BLOB_WALK in s]
 
@@ -126,13 +124,7 @@ async def test_lock_free_trips_interleave_with_the_savers_own_reads(
         await seeder.chat(["first", f"second {i}"], mode="delta", preamble=DELTA_PREAMBLE)
         for i in range(3)
     ]
-    expected = {}
-    for thread in threads:
-        lone = SqliteAnswerReader(db_path, AGENT_NAME)
-        try:
-            expected[thread.thread_id] = await lone.read(thread.thread_id)
-        finally:
-            await lone.close()
+    expected = {t.thread_id: await lone_read(db_path, t.thread_id) for t in threads}
     reader = SqliteAnswerReader(db_path, AGENT_NAME)
     try:
         for _ in range(5):
