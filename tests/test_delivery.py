@@ -11,7 +11,6 @@ from collections.abc import Hashable
 from typing import Any
 
 import pytest
-from langchain_core.messages import HumanMessage
 
 from EvoScientist.answer.result import FinalAnswer
 from EvoScientist.answer.status import RunStatus
@@ -19,7 +18,7 @@ from EvoScientist.langgraph_dev.delivery import Parked, Parking
 from EvoScientist.langgraph_dev.service import FinalAnswerService
 from EvoScientist.store.errors import StoreUnavailable
 from tests.seeds import Seeder
-from tests.test_waiting import reached, three_step_graph, until
+from tests.test_waiting import parked_waiters, three_step_run, until
 
 pytestmark = pytest.mark.backends("sqlite")
 
@@ -91,9 +90,6 @@ async def test_the_poll_itself_answers_its_parked_waiters_at_the_final_commit(
     """Every parked waiter's response is sent from the poll's task, in one pass, before
     any waiter's own task runs again; waiters without a way to respond are unchanged."""
     service = FinalAnswerService(seeder.store.reader(), None)
-    gates = [asyncio.Event() for _ in range(3)]
-    thread = seeder.thread(three_step_graph(seeder, gates))
-    run = asyncio.create_task(seeder.run(thread, {"messages": [HumanMessage("go")]}))
     senders: list[asyncio.Task[Any] | None] = []
     resumed: list[int] = []
 
@@ -101,24 +97,20 @@ async def test_the_poll_itself_answers_its_parked_waiters_at_the_final_commit(
         assert a.complete and a.content == "the final answer"
         senders.append(asyncio.current_task())
 
-    async def parked_waiter() -> FinalAnswer:
-        got = await service.wait(thread.thread_id, None, 20, respond=respond)
+    async def parked_waiter(thread_id: str) -> FinalAnswer:
+        got = await service.wait(thread_id, None, 20, respond=respond)
         resumed.append(len(senders))  # how many were sent when this one resumed
         return got
 
     try:
-        await reached(thread, ("one",))
-        parked = [asyncio.create_task(parked_waiter()) for _ in range(20)]
-        plain = asyncio.create_task(service.wait(thread.thread_id, None, 20))
-        await until(lambda: len(service.long_polls._polls) == 1)
-        for gate in gates:
-            gate.set()
-        await run
-        answers = await asyncio.wait_for(asyncio.gather(*parked, plain), 10)
+        async with three_step_run(seeder) as run:
+            thread_id = run.thread.thread_id
+            parked = [asyncio.create_task(parked_waiter(thread_id)) for _ in range(20)]
+            plain = asyncio.create_task(service.wait(thread_id, None, 20))
+            await until(lambda: len(service.long_polls._polls) == 1)
+            await run.finish()
+            answers = await asyncio.wait_for(asyncio.gather(*parked, plain), 10)
     finally:
-        for gate in gates:
-            gate.set()
-        await run
         await service.close()
     assert {a.content for a in answers} == {"the final answer"}
     assert len(senders) == 20
@@ -130,26 +122,22 @@ async def test_an_error_wakes_parked_waiters_to_raise_it(seeder: Seeder) -> None
     """Parked waiters sleep through outcomes they do not accept, but not through an
     error: each raises it, as a waiter that is not parked does."""
     service = FinalAnswerService(seeder.store.reader(), None)
-    gates = [asyncio.Event() for _ in range(3)]
-    thread = seeder.thread(three_step_graph(seeder, gates))
-    run = asyncio.create_task(seeder.run(thread, {"messages": [HumanMessage("go")]}))
 
     async def never_sent(a: FinalAnswer, rendered: dict[Hashable, Any]) -> None:
         raise AssertionError("no answer was accepted")
 
     try:
-        await reached(thread, ("one",))
-        waiters = [
-            asyncio.create_task(service.wait(thread.thread_id, None, 30, respond=never_sent))
-            for _ in range(3)
-        ]
-        await until(lambda: sum(len(p.parking) for p in service.long_polls._polls.values()) == 3)
-        (poll,) = service.long_polls._polls.values()
-        await poll.publish(StoreUnavailable("the store went away"))
-        outcomes = await asyncio.wait_for(asyncio.gather(*waiters, return_exceptions=True), 5)
+        async with three_step_run(seeder) as run:
+            waiters = [
+                asyncio.create_task(
+                    service.wait(run.thread.thread_id, None, 30, respond=never_sent)
+                )
+                for _ in range(3)
+            ]
+            await until(lambda: parked_waiters(service) == 3)
+            (poll,) = service.long_polls._polls.values()
+            await poll.publish(StoreUnavailable("the store went away"))
+            outcomes = await asyncio.wait_for(asyncio.gather(*waiters, return_exceptions=True), 5)
     finally:
-        for gate in gates:
-            gate.set()
-        await run
         await service.close()
     assert all(isinstance(o, StoreUnavailable) for o in outcomes), outcomes

@@ -17,7 +17,6 @@ from types import SimpleNamespace
 
 import httpx
 import pytest
-from langchain_core.messages import HumanMessage
 from langgraph_api.middleware.private_network import PrivateNetworkMiddleware
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -27,7 +26,7 @@ from EvoScientist.langgraph_dev.front_door import DirectSend
 from EvoScientist.langgraph_dev.http import create_app
 from EvoScientist.langgraph_dev.service import FinalAnswerService
 from tests.seeds import Seeder, route
-from tests.test_waiting import reached, three_step_graph, until
+from tests.test_waiting import parked_waiters, three_step_run, until
 
 pytestmark = pytest.mark.backends("sqlite")
 
@@ -126,36 +125,29 @@ async def test_a_poll_answering_many_requests_gives_each_origin_its_own_cors_hea
         return with_cors(self, scope, send)  # type: ignore[arg-type]
 
     monkeypatch.setattr(DirectSend, "with_cors", counted)
-    gates = [asyncio.Event() for _ in range(3)]
-    thread = seeder.thread(three_step_graph(seeder, gates))
-    run = asyncio.create_task(seeder.run(thread, {"messages": [HumanMessage("go")]}))
     service = FinalAnswerService(seeder.store.reader(), None)
     app = create_app(lambda: service)
     origins = [ORIGIN, "http://elsewhere.example", None, ORIGIN, None]
     try:
-        await reached(thread, ("one",))
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://testserver"
-        ) as client:
+        async with (
+            three_step_run(seeder) as run,
+            httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://testserver"
+            ) as client,
+        ):
             requests = [
                 asyncio.create_task(
                     client.get(
-                        f"{route(thread.thread_id)}?wait=20",
+                        f"{route(run.thread.thread_id)}?wait=20",
                         headers={"Origin": origin} if origin else {},
                     )
                 )
                 for origin in origins
             ]
-            await until(
-                lambda: sum(len(p.parking) for p in service.long_polls._polls.values()) == 5
-            )
-            for gate in gates:
-                gate.set()
+            await until(lambda: parked_waiters(service) == 5)
+            await run.finish()
             responses = await asyncio.wait_for(asyncio.gather(*requests), 10)
     finally:
-        for gate in gates:
-            gate.set()
-        await run
         await service.close()
     assert len(made) == 3  # one per origin: the poll answered all five
     for origin, response in zip(origins, responses, strict=True):

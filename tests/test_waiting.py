@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -72,34 +74,63 @@ def three_step_graph(seeder: Seeder, gates: list[asyncio.Event]) -> Any:
     )
 
 
+@dataclass
+class GatedRun:
+    """A run of ``three_step_graph``: its thread, its gates and the task running it."""
+
+    thread: SeededThread
+    gates: list[asyncio.Event]
+    task: asyncio.Task[Any]
+
+    async def finish(self) -> None:
+        """Open every gate and wait for the run to end."""
+        for gate in self.gates:
+            gate.set()
+        await self.task
+
+
+@asynccontextmanager
+async def three_step_run(seeder: Seeder) -> AsyncIterator[GatedRun]:
+    """A run of ``three_step_graph`` held at its first gate; on leaving (a failure
+    too) every gate opens and the run is waited for."""
+    gates = [asyncio.Event() for _ in range(3)]
+    thread = seeder.thread(three_step_graph(seeder, gates))
+    run = GatedRun(
+        thread, gates, asyncio.create_task(seeder.run(thread, {"messages": [HumanMessage("go")]}))
+    )
+    try:
+        await reached(thread, ("one",))
+        yield run
+    finally:
+        await run.finish()
+
+
+def parked_waiters(service: FinalAnswerService) -> int:
+    """Requests parked on the service's polls (``delivery``)."""
+    return sum(len(poll.parking) for poll in service.long_polls._polls.values())
+
+
 async def heads_for_waiters(seeder: Seeder, waiters: int) -> tuple[int, list[dict[str, Any]]]:
     """Head queries the reader runs while ``waiters`` long-polls follow one run from its
     first gate to its end (three commits), and what the waiters got."""
     reader = seeder.store.reader()
     heads = count_calls(reader, "head")
     service = FinalAnswerService(reader, None)
-    gates = [asyncio.Event() for _ in range(3)]
-    thread = seeder.thread(three_step_graph(seeder, gates))
-    run = asyncio.create_task(seeder.run(thread, {"messages": [HumanMessage("go")]}))
     try:
-        await reached(thread, ("one",))
-        async with serving(create_app(lambda: service)) as client:
+        async with three_step_run(seeder) as run, serving(create_app(lambda: service)) as client:
 
             async def hold() -> dict[str, Any]:
-                response = await client.get(route(thread.thread_id), params={"wait": 20})
+                response = await client.get(route(run.thread.thread_id), params={"wait": 20})
                 return response.json()
 
             held = [asyncio.create_task(hold()) for _ in range(waiters)]
             await asyncio.sleep(0.3)
-            for gate in gates:
+            for gate in run.gates:
                 gate.set()
                 await asyncio.sleep(0.3)
-            await run
+            await run.task
             bodies = await asyncio.wait_for(asyncio.gather(*held), 10)
     finally:
-        for gate in gates:
-            gate.set()
-        await run
         await service.close()
     return heads[0], bodies
 
@@ -121,12 +152,9 @@ async def test_waiters_on_many_threads_share_one_watch_query(seeder: Seeder, bac
     heads = count_calls(reader, "head")
     service = FinalAnswerService(reader, None)
     threads = [await seeder.paused_before() for _ in range(10)]
-    gates = [asyncio.Event() for _ in range(3)]
-    moving = seeder.thread(three_step_graph(seeder, gates))
-    run = asyncio.create_task(seeder.run(moving, {"messages": [HumanMessage("go")]}))
     try:
-        await reached(moving, ("one",))
-        async with serving(create_app(lambda: service)) as client:
+        async with three_step_run(seeder) as run, serving(create_app(lambda: service)) as client:
+            moving, gates = run.thread, run.gates
             held = [
                 asyncio.create_task(client.get(route(t.thread_id), params={"wait": 5}))
                 for t in threads
@@ -145,16 +173,11 @@ async def test_waiters_on_many_threads_share_one_watch_query(seeder: Seeder, bac
             if backend == "sqlite":
                 assert 1 <= reader.watch.checks - checks <= 6
             assert heads[0] - before <= 3
-            gates[1].set()
-            gates[2].set()
-            await run
+            await run.finish()
             assert (await asyncio.wait_for(mover, 10)).json()["complete"] is True
             for response in await asyncio.gather(*held):
                 assert response.json()["status"] == "running"
     finally:
-        for gate in gates:
-            gate.set()
-        await run
         await service.close()
 
 
@@ -173,12 +196,9 @@ async def test_a_disconnect_mid_wait_stops_the_reads(seeder: Seeder) -> None:
     reader = seeder.store.reader()
     heads = count_calls(reader, "head")
     service = FinalAnswerService(reader, None)
-    gates = [asyncio.Event() for _ in range(3)]
-    thread = seeder.thread(three_step_graph(seeder, gates))
-    run = asyncio.create_task(seeder.run(thread, {"messages": [HumanMessage("go")]}))
     try:
-        await reached(thread, ("one",))
-        async with listening(create_app(lambda: service)) as port:
+        async with three_step_run(seeder) as run, listening(create_app(lambda: service)) as port:
+            thread, gates = run.thread, run.gates
             _, writer = await asyncio.open_connection("127.0.0.1", port)
             request = f"GET {route(thread.thread_id)}?wait=30 HTTP/1.1\r\nHost: t\r\n\r\n"
             writer.write(request.encode())
@@ -193,42 +213,29 @@ async def test_a_disconnect_mid_wait_stops_the_reads(seeder: Seeder) -> None:
             # The held request, its poll and its watch are gone within a second.
             await until(lambda: serving_tasks() == 0, 1.0)
             after_close = heads[0]
-            gates[1].set()
-            gates[2].set()
-            await run  # two more commits, the last one final
+            await run.finish()  # two more commits, the last one final
             await asyncio.sleep(0.5)
             assert heads[0] == after_close
     finally:
-        for gate in gates:
-            gate.set()
-        await run
         await service.close()
 
 
 async def test_a_waiter_that_leaves_does_not_end_the_others(seeder: Seeder) -> None:
     reader = seeder.store.reader()
     service = FinalAnswerService(reader, None)
-    gates = [asyncio.Event() for _ in range(3)]
-    thread = seeder.thread(three_step_graph(seeder, gates))
-    run = asyncio.create_task(seeder.run(thread, {"messages": [HumanMessage("go")]}))
-
-    def hold() -> Awaitable[Any]:
-        return service.wait(thread.thread_id, None, 20)
-
     try:
-        await reached(thread, ("one",))
-        leaving, staying = asyncio.create_task(hold()), asyncio.create_task(hold())
-        await asyncio.sleep(0.2)
-        leaving.cancel()
-        for gate in gates:
-            gate.set()
-        await run
-        answer = await asyncio.wait_for(staying, 5)
-        assert answer.complete and answer.content == "the final answer"
-        assert leaving.cancelled()
-        assert service.long_polls.active == 0
+        async with three_step_run(seeder) as run:
+
+            def hold() -> Awaitable[Any]:
+                return service.wait(run.thread.thread_id, None, 20)
+
+            leaving, staying = asyncio.create_task(hold()), asyncio.create_task(hold())
+            await asyncio.sleep(0.2)
+            leaving.cancel()
+            await run.finish()
+            answer = await asyncio.wait_for(staying, 5)
+            assert answer.complete and answer.content == "the final answer"
+            assert leaving.cancelled()
+            assert service.long_polls.active == 0
     finally:
-        for gate in gates:
-            gate.set()
-        await run
         await service.close()
