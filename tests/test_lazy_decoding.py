@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from EvoScientist.answer.result import FinalAnswer
-from EvoScientist.store import delta, lazy
+from EvoScientist.store import delta, lazy, postgres_lazy, value_end
 from EvoScientist.store.base import CheckpointAnswerReader
 from EvoScientist.store.postgres_reader import PostgresAnswerReader
 from EvoScientist.store.sqlite_reader import SqliteAnswerReader
@@ -242,3 +242,28 @@ def test_a_snapshot_is_not_indexed_for_new_ids() -> None:
     assert snapshot._index is None and snapshot._entries is None  # neither indexed nor parsed
     assert len(replayed) == 51
     assert delta.packed_ids(snapshot.raw or b"") >= {f"id-{i}".encode() for i in range(50)}
+
+
+@pytest.mark.backends("postgres")
+async def test_every_scenario_decodes_the_same_from_the_values_end(
+    store: Store,
+    seeder: Seeder,
+    scenario_threads: list[SeededThread],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every stored value left on the server however small, its newest entries proven
+    by its step's writes (``value_end``) or else read whole: the same answers as the
+    full decode, and many answered from the step's writes alone."""
+    proven: list[bool] = []
+    prove = value_end.newest_entries
+
+    def counted(*args: Any) -> list[bytes] | None:
+        entries = prove(*args)
+        proven.append(entries is not None)
+        return entries
+
+    monkeypatch.setattr(postgres_lazy, "WHOLE_VALUE_BYTES", 0)
+    monkeypatch.setattr(value_end, "newest_entries", counted)
+    lazily, _ = await compare_every_checkpoint(store, seeder, scenario_threads)
+    assert lazily >= 40
+    assert proven.count(True) >= 20

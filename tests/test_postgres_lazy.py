@@ -6,9 +6,12 @@ real threads by ``tests/test_lazy_decoding.py`` (both backends)."""
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
-from EvoScientist.store import postgres_lazy
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from EvoScientist.store import postgres_lazy, value_end
 from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
 from EvoScientist.store.postgres_reader import PostgresAnswerReader
 from tests.seeds import DELTA_PREAMBLE, Seeder, Store
@@ -128,3 +131,38 @@ async def test_a_new_connection_comes_with_the_decode_prepared(
     ):
         assert sql.split("%(")[0].strip()[:60] in prepared
     assert "WITH h AS" in prepared  # the head a first read runs, with its checkpoint row
+
+
+async def test_a_large_value_is_answered_from_its_end(
+    store: Store, seeder: Seeder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain thread past ``WHOLE_VALUE_BYTES``: its value stays on the server, the
+    step that made it proves its newest entries (``value_end``), and the answer is the
+    full decode's. Read again with that proof failing, it is read whole."""
+    preamble = [
+        HumanMessage("notes " * 4_000, id="notes"),  # ~24 KB a message
+        *(AIMessage("more " * 5_000, id=f"more-{i}") for i in range(3)),
+    ]
+    thread = await seeder.chat(["the answer"], preamble=preamble)
+    whole_reads: list[str] = []
+    read_whole = postgres_lazy._whole_value
+
+    async def counted(conn: Any, thread_id: str, checkpoint: Any) -> Any:
+        whole_reads.append(thread_id)
+        return await read_whole(conn, thread_id, checkpoint)
+
+    monkeypatch.setattr(postgres_lazy, "_whole_value", counted)
+    reader = store.reader()
+    full = store.reader(lazy_decoding=False)
+    try:
+        answer = await reader.read(thread.thread_id)
+        assert answer == await full.read(thread.thread_id)
+        assert answer.content == "the answer"
+        assert whole_reads == []
+        monkeypatch.setattr(value_end, "newest_entries", lambda end, writes: None)
+        reader.forget_answers()
+        assert await reader.read(thread.thread_id) == answer
+        assert whole_reads == [thread.thread_id]
+    finally:
+        await reader.close()
+        await full.close()

@@ -2,7 +2,8 @@
 
 ``AsyncPostgresSaver.aget_tuple`` loads every channel's blob and builds every message
 (and its DeltaChannel history replays every write into message objects). An answer
-needs far less: the ``messages`` blob at the checkpoint's own version, the channels
+needs far less: the ``messages`` blob at the checkpoint's own version (a large one
+only as far as its last step's writes prove what it ends with, ``value_end``), the channels
 that decide the run's status (``branch:to:*``, ``join:*``, ``__start__``,
 ``__pregel_tasks``, all small), and the ``__error__``/``__interrupt__``/``__resume__``
 writes. For a DeltaChannel checkpoint: the parent chain up to the nearest stored
@@ -40,7 +41,7 @@ from EvoScientist.answer.status import (
     START_CHANNEL,
     TASKS_CHANNEL,
 )
-from EvoScientist.store import delta, lazy
+from EvoScientist.store import delta, lazy, value_end
 from EvoScientist.store.errors import StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import MESSAGES, is_delta_channel
@@ -51,10 +52,20 @@ _STATUS_CHANNELS = f"""(v.key IN ('{START_CHANNEL}', '{TASKS_CHANNEL}')
 # The checkpoint row, the ``messages`` blob at the version it names and the status
 # channels' blobs (``checkpoint_blobs``' primary key), and the writes that decide the
 # status: one round trip. The large blob is a column of its own: put in an array (as
-# the saver's own SELECT does) it would be copied once more on the server.
+# the saver's own SELECT does) it would be copied once more on the server. A blob over
+# ``whole_max`` bytes is not sent: its first bytes, its size and as many of its last
+# bytes as the step that made it wrote (those writes, against the parent checkpoint,
+# and the parent's value's first bytes and size come too) prove what it ends with
+# (``EvoScientist.store.value_end``).
 CHECKPOINT_COLUMNS = f"""
 SELECT c.checkpoint, c.metadata, c.parent_checkpoint_id, m.type AS messages_type,
-  m.blob AS messages,
+  CASE WHEN m.size <= %(whole_max)s THEN m.blob END AS messages,
+  m.size AS messages_size,
+  CASE WHEN m.size > %(whole_max)s THEN substring(m.blob FROM 1 FOR {value_end.HEAD_BYTES})
+  END AS messages_head,
+  CASE WHEN s.size BETWEEN 1 AND m.size THEN substring(m.blob FROM (m.size - s.size + 1)::int)
+  END AS messages_tail,
+  s.writes AS step_writes, p.type AS parent_type, p.size AS parent_size, p.head AS parent_head,
   (SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob])
      FROM jsonb_each_text(c.checkpoint -> 'channel_versions') v
      JOIN checkpoint_blobs bl
@@ -70,11 +81,31 @@ SELECT c.checkpoint, c.metadata, c.parent_checkpoint_id, m.type AS messages_type
     AS status_writes
 FROM checkpoints c
 LEFT JOIN LATERAL (
-  SELECT bl.type, bl.blob FROM checkpoint_blobs bl
+  SELECT bl.type, bl.blob, octet_length(bl.blob) AS size FROM checkpoint_blobs bl
   WHERE bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
     AND bl.channel = '{MESSAGES}'
     AND bl.version = c.checkpoint -> 'channel_versions' ->> '{MESSAGES}'
 ) m ON true
+LEFT JOIN LATERAL (
+  SELECT array_agg(array[cw.task_id::text::bytea, convert_to(cw.task_path, 'UTF8'),
+                         cw.idx::text::bytea, cw.type::bytea, cw.blob]) AS writes,
+         sum(octet_length(cw.blob)) AS size
+  FROM checkpoint_writes cw
+  WHERE m.size > %(whole_max)s AND cw.thread_id = c.thread_id
+    AND cw.checkpoint_ns = c.checkpoint_ns AND cw.checkpoint_id = c.parent_checkpoint_id
+    AND cw.channel = '{MESSAGES}'
+) s ON true
+LEFT JOIN LATERAL (
+  SELECT pb.type, octet_length(pb.blob) AS size,
+         substring(pb.blob FROM 1 FOR {value_end.HEAD_BYTES}) AS head
+  FROM checkpoints pc JOIN checkpoint_blobs pb
+    ON pb.thread_id = pc.thread_id AND pb.checkpoint_ns = pc.checkpoint_ns
+   AND pb.channel = '{MESSAGES}'
+   AND pb.version = pc.checkpoint -> 'channel_versions' ->> '{MESSAGES}'
+  WHERE m.size > %(whole_max)s AND pc.thread_id = c.thread_id
+    AND pc.checkpoint_ns = c.checkpoint_ns AND pc.checkpoint_id = c.parent_checkpoint_id
+  LIMIT 1
+) p ON true
 WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns = '' AND c.checkpoint_id = {{checkpoint_id}}
 """
 CHECKPOINT_SQL = CHECKPOINT_COLUMNS.format(checkpoint_id="%(checkpoint_id)s")
@@ -147,6 +178,9 @@ FROM chain CROSS JOIN LATERAL (
 ) cw
 """
 MAX_CHAIN_DEPTH = 100_000
+# A stored value larger than this is not sent whole when its step's writes can prove
+# what it ends with (``CHECKPOINT_COLUMNS``); smaller ones cost less sent than proven.
+WHOLE_VALUE_BYTES = 1 << 16
 # A snapshot larger than this stays on the server until the answer needs it: whether
 # it holds the few ids the answer's last turn carries is asked there
 # (``SEED_CHECK_SQL``: a scan of the bytes where they lie, against sending them all).
@@ -191,6 +225,11 @@ def blob_cursor(conn: psycopg.AsyncConnection[Any]) -> psycopg.AsyncCursor[Any]:
     return cur
 
 
+def checkpoint_params() -> dict[str, Any]:
+    """``CHECKPOINT_SQL``'s parameters other than the thread's and checkpoint's."""
+    return {"whole_max": WHOLE_VALUE_BYTES}
+
+
 # A thread id no store holds: the statements below, run for it, are prepared (the
 # connection's ``prepare_threshold`` is 0) without reading any thread.
 NO_THREAD = "evoscientist-prepare-no-such-thread"
@@ -204,7 +243,7 @@ async def prepare(conn: psycopg.AsyncConnection[Any]) -> None:
     saver's tables yet fails them: the reads prepare them when they run."""
     thread = {"thread_id": NO_THREAD}
     statements: list[tuple[str, dict[str, Any]]] = [
-        (CHECKPOINT_SQL, {**thread, "checkpoint_id": NO_THREAD}),
+        (CHECKPOINT_SQL, {**thread, "checkpoint_id": NO_THREAD, **checkpoint_params()}),
         (HISTORY_SQL, {**thread, "start": NO_THREAD, "max_depth": MAX_CHAIN_DEPTH,
                        "known": [], "inline_max": INLINE_SNAPSHOT_BYTES}),
         (SEED_SQL, {**thread, "version": NO_THREAD}),
@@ -239,9 +278,8 @@ class LazyDecoder:
         hook = lazy.ext_hook(serde)
         if row is None:
             async with blob_cursor(conn) as cur:
-                await cur.execute(
-                    CHECKPOINT_SQL, {"thread_id": thread_id, "checkpoint_id": checkpoint_id}
-                )
+                params = {"thread_id": thread_id, "checkpoint_id": checkpoint_id}
+                await cur.execute(CHECKPOINT_SQL, {**params, **checkpoint_params()})
                 row = await cur.fetchone()
         if row is None:
             raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
@@ -255,8 +293,14 @@ class LazyDecoder:
             if type_ != b"empty":
                 channel_values[_text(channel)] = lazy.materialize(_parse(type_, blob), hook)
         stored_messages: Any = None
+        newest: value_end.Newest | None = None
         if row["messages_type"] not in (None, "empty"):
-            stored_messages = _parse(row["messages_type"], row["messages"])
+            if row["messages"] is not None:
+                stored_messages = _parse(row["messages_type"], row["messages"])
+            else:
+                newest = _newest(row)
+                if newest is None:
+                    stored_messages = await _whole_value(conn, thread_id, checkpoint)
         pending_writes = [
             (_text(task_id), _text(channel), serde.loads_typed((_text(type_), bytes(blob))))
             for task_id, channel, type_, blob, _, _ in sorted(
@@ -265,8 +309,11 @@ class LazyDecoder:
             )
         ]
         seed_version: str | None = None
-        if stored_messages is not None:
-            entries: Sequence[Any] = lazy.messages_value(stored_messages)
+        entries: Sequence[Any]
+        if newest is not None:
+            entries = newest
+        elif stored_messages is not None:
+            entries = lazy.messages_value(stored_messages)
         elif is_delta_channel(metadata) and parent_id:
             entries, seed_version = await self._delta_entries(conn, thread_id, parent_id)
         else:
@@ -287,6 +334,8 @@ class LazyDecoder:
             except delta.SeedNeeded as need:  # nothing was built from a wrong fold: again
                 assert isinstance(entries, delta.Joined) and seed_version is not None
                 await _consult(conn, thread_id, seed_version, entries.seed, need)
+            except value_end.WholeNeeded:  # the step's own entries did not decide
+                entries = lazy.messages_value(await _whole_value(conn, thread_id, checkpoint))
 
     async def _delta_entries(
         self, conn: psycopg.AsyncConnection[Any], thread_id: str, parent_id: str
@@ -368,6 +417,45 @@ async def _consult(
     if row is None:
         raise StoreUnavailable(f"snapshot {version} of {thread_id} vanished while reading")
     seed.fill(_parse(row["type"], row["blob"]))
+
+
+def _newest(row: dict[str, Any]) -> value_end.Newest | None:
+    """The newest entries of a value not sent whole, as its step's writes prove them
+    (``value_end``), or None: the step's writes do not show what it ends with."""
+    if row["messages_tail"] is None or row["messages_head"] is None:
+        return None
+    if row["messages_type"] != "msgpack" or row["parent_type"] not in (None, "msgpack"):
+        return None
+    writes = sorted(
+        row["step_writes"] or [],
+        key=lambda w: writes_sort_key(_text(w[1]), _text(w[0]), int(_text(w[2]))),
+    )
+    if any(_text(type_) != "msgpack" for _, _, _, type_, _ in writes):
+        return None
+    end = value_end.StoredEnd(
+        head=bytes(row["messages_head"]),
+        size=row["messages_size"],
+        tail=bytes(row["messages_tail"]),
+        parent_head=None if row["parent_type"] is None else bytes(row["parent_head"]),
+        parent_size=row["parent_size"] or 0,
+    )
+    entries = value_end.newest_entries(end, [blob for *_, blob in writes])
+    return None if entries is None else value_end.Newest(entries)
+
+
+async def _whole_value(
+    conn: psycopg.AsyncConnection[Any], thread_id: str, checkpoint: dict[str, Any]
+) -> Any:
+    """The checkpoint's stored messages value, read whole (``SEED_SQL``: a blob at a
+    version is written once)."""
+    version = (checkpoint.get("channel_versions") or {}).get(MESSAGES)
+    params = {"thread_id": thread_id, "version": str(version)}
+    async with blob_cursor(conn) as cur:
+        await cur.execute(SEED_SQL, params)
+        row = await cur.fetchone()
+    if row is None:
+        raise StoreUnavailable(f"messages of {thread_id} at {version} vanished while reading")
+    return _parse(row["type"], row["blob"])
 
 
 def _text(value: Buffer) -> str:

@@ -52,6 +52,7 @@ from EvoScientist.store.postgres_lazy import (
     NO_THREAD,
     LazyDecoder,
     blob_cursor,
+    checkpoint_params,
     prepare,
     with_checkpoint_row,
 )
@@ -228,7 +229,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
     async def _prepare(self, conn: psycopg.AsyncConnection[Any]) -> None:
         """A new connection's statements prepared before it serves (``postgres_lazy.
         prepare``), the head a first read runs with them; no thread is read."""
-        params = {"thread_id": NO_THREAD, "agent_name": self.agent_name}
+        params = {"thread_id": NO_THREAD, "agent_name": self.agent_name, **checkpoint_params()}
         try:
             async with blob_cursor(conn) as cur:
                 await cur.execute(with_checkpoint_row(HEAD_SQL), params)
@@ -282,7 +283,9 @@ class PostgresAnswerReader(CheckpointAnswerReader):
             try:
                 if prefetch:
                     async with blob_cursor(conn) as cur:
-                        await cur.execute(with_checkpoint_row(sql), params)
+                        await cur.execute(
+                            with_checkpoint_row(sql), {**params, **checkpoint_params()}
+                        )
                         found = await cur.fetchall()
                 else:
                     cur = await conn.execute(sql, params)
