@@ -3,7 +3,7 @@
 *Floor*: the newest root checkpoint's row with the ``messages`` blob at the version it
 names, in one SELECT, and a msgpack parse of that blob that builds no message
 objects: what any read of the answer must at least do (the SQLite floor's twin). The
-blob is loaded as the route loads it (``postgres_lazy.blob_cursor``: parsed where
+blob is loaded as the route loads it (``postgres_blobs.blob_cursor``: parsed where
 libpq received it, no copy first).
 *Repeat poll*: the route when nothing was written (the answer cached per head);
 *head query*: the query that poll runs, alone.
@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 
 from EvoScientist.store import lazy
-from EvoScientist.store.postgres_lazy import blob_cursor
+from EvoScientist.store.postgres_blobs import blob_cursor
 from EvoScientist.store.postgres_reader import PostgresAnswerReader, read_only_kwargs
 
 FLOOR_SQL = """

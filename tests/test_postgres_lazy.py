@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from EvoScientist.store import postgres_lazy, value_end
+from EvoScientist.store import postgres_history, postgres_lazy, value_end
 from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
 from EvoScientist.store.postgres_reader import PostgresAnswerReader
 from tests.seeds import DELTA_PREAMBLE, Seeder, Store
@@ -58,7 +58,9 @@ async def test_a_chain_gone_between_the_two_statements_is_unavailable(
         await seeder.saver.adelete_thread(thread.thread_id)
         async with reader._connection() as conn:
             with pytest.raises(StoreUnavailable, match="vanished"):
-                await reader._lazy._delta_entries(conn, thread.thread_id, "gone-checkpoint")
+                await postgres_history.delta_entries(
+                    conn, reader._lazy.seeds, thread.thread_id, "gone-checkpoint"
+                )
     finally:
         await reader.close()
 
@@ -124,9 +126,9 @@ async def test_a_new_connection_comes_with_the_decode_prepared(
     finally:
         await reader.close()
     for sql in (
-        postgres_lazy.HISTORY_SQL,
-        postgres_lazy.SEED_CHECK_SQL,
-        postgres_lazy.SEED_SQL,
+        postgres_history.HISTORY_SQL,
+        postgres_history.SEED_CHECK_SQL,
+        postgres_history.SEED_SQL,
         postgres_lazy.CHECKPOINT_SQL,
     ):
         assert sql.split("%(")[0].strip()[:60] in prepared

@@ -48,10 +48,10 @@ from EvoScientist.store.base import CACHE_SIZE, CheckpointAnswerReader, Head
 from EvoScientist.store.errors import StoreUnavailable
 from EvoScientist.store.lru import LruCache
 from EvoScientist.store.messages import saver_answer
+from EvoScientist.store.postgres_blobs import blob_cursor
 from EvoScientist.store.postgres_lazy import (
     NO_THREAD,
     LazyDecoder,
-    blob_cursor,
     checkpoint_params,
     prepare,
     with_checkpoint_row,
