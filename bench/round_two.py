@@ -199,9 +199,11 @@ def section(result: RoundTwo) -> list[str]:
             "objects. *Repeat poll*: nothing written since (the answer cached per head; one "
             "head query, no blob read); *head query*: that query alone. Route and floor "
             "load the blob as a view of the buffer libpq received it in (no copy before "
-            "the parse). A large plain thread's route is bound by its floor: the blob is "
-            "decompressed on the server and comes over a socket, where SQLite maps it from "
-            "the page cache.",
+            "the parse). The route does not send a plain value over 64 KB: its first bytes, "
+            "its size and as many of its last bytes as the step that made it wrote come "
+            "with that step's writes, which prove the entries it ends with "
+            "(`EvoScientist.store.value_end`); the floor sends it whole, so a large plain "
+            "thread's route reads less than its floor.",
             "",
         ]
         if result.postgres_missing:

@@ -21,7 +21,7 @@ import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 
 from EvoScientist.answer.result import FinalAnswer
-from EvoScientist.store import delta, postgres_lazy, sqlite_lazy
+from EvoScientist.store import delta, postgres_history, sqlite_lazy
 from EvoScientist.store.postgres_reader import PostgresAnswerReader
 from tests.seeds import SeededThread, Seeder, Store
 
@@ -39,7 +39,7 @@ def snapshot_where(
     the row's bytes, walked to, not parsed (``sqlite_lazy.LOCATE_BYTES``)."""
     if request.param == "left where it lies":
         if store.backend == "postgres":
-            monkeypatch.setattr(postgres_lazy, "INLINE_SNAPSHOT_BYTES", 0)
+            monkeypatch.setattr(postgres_history, "INLINE_SNAPSHOT_BYTES", 0)
         else:
             monkeypatch.setattr(sqlite_lazy, "LOCATE_BYTES", 0)
     return str(request.param)
