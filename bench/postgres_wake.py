@@ -17,7 +17,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from bench.waiting import _parked_run
+from bench.waiting import parked_run
 from EvoScientist.checkpointer import setup_postgres
 from EvoScientist.langgraph_dev.http import create_app
 from EvoScientist.langgraph_dev.service import FinalAnswerService
@@ -57,7 +57,7 @@ async def postgres_wake_delays(uri: str, runs: int = 10) -> list[float]:
             saver.commits = []
             gate = asyncio.Event()
             thread_id = f"pg-wake-{index}"
-            run = await _parked_run(saver, thread_id, gate)  # type: ignore[arg-type]
+            run = await parked_run(saver, thread_id, gate)  # type: ignore[arg-type]
             returned: list[float] = []
 
             async def hold(tid: str = thread_id, out: list[float] = returned) -> Any:

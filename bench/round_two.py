@@ -18,6 +18,7 @@ from typing import Any
 from bench import cold, cold_floor, seed
 from bench import postgres as bench_postgres
 from bench.http_floor import ANSWER, MODELS, OK, STATE, http_floor
+from bench.in_process import InProcess
 from bench.postgres_floor import PostgresFloor, head_query
 from bench.postgres_wake import postgres_wake_delays
 from bench.timing import interleaved, ms
@@ -45,7 +46,6 @@ class RoundTwo:
 
 async def measure(result: RoundTwo, sizes: list[int], work: Path) -> None:
     from bench.asgi import call_asgi, route
-    from bench.run import InProcess
 
     db = work / "round-two.db"
     threads = [(mode, size) for mode in ("plain", "delta") for size in sizes]

@@ -27,17 +27,15 @@ import httpx
 
 from bench import postgres as bench_postgres
 from bench import seed
-from bench.asgi import call_asgi, route
+from bench.asgi import route
 from bench.crowd import CrowdReport, crowd
+from bench.in_process import InProcess
 from bench.timing import interleaved, ms, percentile
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
 from EvoScientist.store import lazy
-from EvoScientist.store.sqlite_reader import READER_PRAGMAS, SqliteAnswerReader, read_only_uri
+from EvoScientist.store.sqlite_reader import READER_PRAGMAS, read_only_uri
 from tests.servers import free_port, langgraph_dev, stop
 
 REPO = Path(__file__).resolve().parents[1]
-AGENT = "EvoScientist"
 FLOOR_SQL = (
     "SELECT checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
     "ORDER BY checkpoint_id DESC LIMIT 1"
@@ -54,37 +52,6 @@ class Report:
     crowd: CrowdReport | None = None
     round_two: Any = None  # bench.round_two.RoundTwo, when that part ran
     seconds: float = 0.0
-
-
-class InProcess:
-    """The standalone app in-process, reading one store directly."""
-
-    def __init__(self, db: Path) -> None:
-        self.service = FinalAnswerService(SqliteAnswerReader(db, AGENT), None)
-        self.app = create_app(lambda: self.service)
-        transport = httpx.ASGITransport(app=self.app)
-        self.client = httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=90)
-
-    async def cold(self, thread_id: str) -> bytes:
-        """A request whose checkpoint is not cached: the decode is measured."""
-        assert self.service.direct is not None
-        self.service.direct.forget_answers()
-        return await self.fetch(thread_id)
-
-    async def fetch(self, thread_id: str) -> bytes:
-        status, body = await call_asgi(self.app, route(thread_id))
-        if status != 200:
-            raise RuntimeError(f"{status}: {body[:200]!r}")
-        return body
-
-    async def get(self, thread_id: str, **params: Any) -> httpx.Response:
-        response = await self.client.get(route(thread_id), params=params)
-        response.raise_for_status()
-        return response
-
-    async def close(self) -> None:
-        await self.client.aclose()
-        await self.service.close()
 
 
 class Floor:

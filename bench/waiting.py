@@ -36,7 +36,7 @@ def gated_graph(saver: TimedSaver, gate: asyncio.Event):
     return builder.compile(checkpointer=saver)
 
 
-async def _parked_run(saver: TimedSaver, thread_id: str, gate: asyncio.Event) -> asyncio.Task:
+async def parked_run(saver: TimedSaver, thread_id: str, gate: asyncio.Event) -> asyncio.Task:
     config = {"configurable": {"thread_id": thread_id}}
     run = asyncio.create_task(
         gated_graph(saver, gate).ainvoke({"messages": [HumanMessage("question")]}, config)
@@ -55,7 +55,7 @@ async def wake_delays(db: Path, app: Any, runs: int) -> list[float]:
             saver.commits = []
             gate = asyncio.Event()
             thread_id = f"wake-{index}"
-            run = await _parked_run(saver, thread_id, gate)
+            run = await parked_run(saver, thread_id, gate)
             returned: list[float] = []
 
             async def hold(tid: str = thread_id, out: list[float] = returned) -> Any:
@@ -81,7 +81,7 @@ async def idle_waiter_cpu(
     async with TimedSaver.from_conn_string(str(db)) as saver:
         saver.commits = []
         gate = asyncio.Event()
-        run = await _parked_run(saver, "idle", gate)
+        run = await parked_run(saver, "idle", gate)
         held = [asyncio.create_task(app.get("idle", wait=30)) for _ in range(waiters)]
         await asyncio.sleep(1.0)  # every request is parked
         cpu, wall = time.process_time(), time.perf_counter()
