@@ -137,6 +137,8 @@ def test_a_threads_runs_are_read_from_the_run_table(runs: list[dict[str, Any]]) 
     runs.remove(done)  # deleted through the API
     assert list(runtime_runs(str(thread))) == [str(running["run_id"])]
     assert runtime_runs("a1b2c3d4") == {}
+    runs.append({**run_row(thread), "status": None})  # no status: no run to report
+    assert list(runtime_runs(str(thread))) == [str(running["run_id"])]
 
 
 def test_a_runs_status_is_read_fresh_by_its_id(

@@ -61,17 +61,15 @@ def runtime_readable() -> bool:
 
 def runtime_runs(thread_id: str) -> dict[str, str]:
     """The server's runs of a thread, run id → status (``pending``, ``running``,
-    ``success``…); raises ``RuntimeUnavailable`` when there is no table to read."""
+    ``success``…), a row without a status left out as the API's records without one
+    are; raises ``RuntimeUnavailable`` when there is no table to read."""
     runs = runtime_table("runs")
     try:
         key = UUID(thread_id)
     except ValueError:
         return {}  # the API holds only UUIDs
-    return {
-        str(row.get("run_id")): str(row.get("status"))
-        for row in runs
-        if row.get("thread_id") == key
-    }
+    statuses = ((row.get("run_id"), _status(row)) for row in runs if row.get("thread_id") == key)
+    return {str(run_id): status for run_id, status in statuses if status is not None}
 
 
 class RuntimeRowStatus:
