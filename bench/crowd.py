@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import statistics
 import sys
 import time
@@ -25,6 +24,7 @@ from langgraph_sdk import get_client
 from bench.asgi import route
 from bench.commit_clock import CommitClock
 from bench.loadgen import raise_fd_limit
+from bench.proc_stats import cpu_seconds, cpu_share, open_fds, rss_bytes
 from bench.timing import percentile
 from EvoScientist.offline_model import answer_for, notes_for
 from tests.servers import DevServer, langgraph_dev
@@ -50,7 +50,6 @@ IDLE_WINDOW = 5.0
 ABORT_SAMPLE = 0.2
 # Busy after an abort: more than two clock ticks of CPU in a sample.
 BUSY_SHARE = 0.1
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 # langgraph_runtime_inmem's persistence flush period.
 FLUSH_SECONDS = 10.0
 
@@ -60,63 +59,6 @@ class CrowdReport:
     scenarios: dict[str, dict[str, Any]] = field(default_factory=dict)
     idle: dict[str, float] = field(default_factory=dict)
     load_avg: str = ""
-
-
-# ---------------------------------------------------------------- the server, from /proc
-
-
-def _group(pgid: int) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            fields = stat.rsplit(")", 1)[1].split()
-            if int(fields[2]) == pgid:  # the process group
-                pids.append(int(entry))
-    return pids
-
-
-def cpu_seconds(pgid: int) -> float:
-    total = 0
-    for pid in _group(pgid):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / CLK_TCK
-
-
-def rss_bytes(pgid: int) -> int:
-    total = 0
-    for pid in _group(pgid):
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
-        except OSError:
-            continue
-    return total
-
-
-def open_fds(pgid: int) -> int:
-    total = 0
-    for pid in _group(pgid):
-        try:
-            total += len(os.listdir(f"/proc/{pid}/fd"))
-        except OSError:
-            continue
-    return total
-
-
-async def cpu_share(pgid: int, window: float) -> float:
-    """Share of one core the server used over ``window`` seconds."""
-    cpu, wall = cpu_seconds(pgid), time.monotonic()
-    await asyncio.sleep(window)
-    return (cpu_seconds(pgid) - cpu) / (time.monotonic() - wall)
 
 
 # ---------------------------------------------------------------- the load generator
