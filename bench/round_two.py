@@ -247,7 +247,12 @@ def section(result: RoundTwo) -> list[str]:
             "fresh connection (the snapshot's row read and scanned for the answer's id; on "
             "PostgreSQL the "
             "scan on the server), against the warm read: no first read can cost less, and "
-            "at 10,000 messages it alone is more than 2× a warm read.",
+            "at 10,000 messages it alone is more than 2× a warm read. A large plain "
+            "thread's first read on PostgreSQL is a new connection's: the server "
+            "decompresses the value to send its last bytes, and a new server process's "
+            "first two such reads fill memory it has not touched yet (at 10,000 messages "
+            "about 12 ms each, then about 3.5 ms, whichever threads they read); a "
+            "restarted server's pooled connections pay that once each, not per thread.",
             "",
             "| thread | "
             + " | ".join(f"{b} first | {b} warm | {b} ratio | {b} floor" for b in BACKENDS)
