@@ -2,8 +2,8 @@
 
 ``AsyncPostgresSaver.aget_tuple`` loads every channel's blob and builds every message
 (and its DeltaChannel history replays every write into message objects). An answer
-needs far less: the ``messages`` blob at the checkpoint's own version (a large one
-only as far as its last step's writes prove what it ends with, ``value_end``), the channels
+needs far less: the ``messages`` blob at the checkpoint's own version (a large one only
+as far as its last step's writes prove what it ends with, ``value_end``), the channels
 that decide the run's status (``branch:to:*``, ``join:*``, ``__start__``,
 ``__pregel_tasks``, all small), and the ``__error__``/``__interrupt__``/``__resume__``
 writes. For a DeltaChannel checkpoint: the parent chain up to the nearest stored
@@ -64,7 +64,9 @@ _STATUS_CHANNELS = f"""(v.key IN ('{START_CHANNEL}', '{TASKS_CHANNEL}')
 # ``whole_max`` bytes is not sent: its first bytes, its size and as many of its last
 # bytes as the step that made it wrote (those writes, against the parent checkpoint,
 # and the parent's value's first bytes and size come too) prove what it ends with
-# (``EvoScientist.store.value_end``).
+# (``EvoScientist.store.value_end``). The parent's lookup stays a primary-key lookup by
+# its ``LIMIT`` (as ``postgres_history.HISTORY_SQL``'s steps): joined in, a DeltaChannel
+# thread's first read took 50 ms instead of 3.
 CHECKPOINT_COLUMNS = f"""
 SELECT c.checkpoint, c.metadata, c.parent_checkpoint_id, m.type AS messages_type,
   CASE WHEN m.size <= %(whole_max)s THEN m.blob END AS messages,
