@@ -13,8 +13,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from EvoScientist.store import postgres_history, postgres_lazy, value_end
 from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
-from EvoScientist.store.postgres_reader import PostgresAnswerReader
-from tests.seeds import DELTA_PREAMBLE, Seeder, Store
+from EvoScientist.store.postgres_reader import HEAD_SQL, PostgresAnswerReader
+from tests.seeds import DELTA_PREAMBLE, MessagesMode, Seeder, Store
 
 pytestmark = pytest.mark.backends("postgres")
 
@@ -168,3 +168,45 @@ async def test_a_large_value_is_answered_from_its_end(
     finally:
         await reader.close()
         await full.close()
+
+
+def rows_read(plan: dict[str, Any], tables: set[str]) -> dict[str, int]:
+    """Rows each of ``tables`` gave an ``EXPLAIN (ANALYZE, FORMAT JSON)`` plan, over
+    all loops of every node that scanned it, those its filters dropped included."""
+    found: dict[str, int] = {}
+    if plan.get("Relation Name") in tables:
+        rows = plan["Actual Rows"] + plan.get("Rows Removed by Filter", 0)
+        found[plan["Relation Name"]] = rows * plan["Actual Loops"]
+    for child in plan.get("Plans", []):
+        for table, rows in rows_read(child, tables).items():
+            found[table] = found.get(table, 0) + rows
+    return found
+
+
+@pytest.mark.parametrize("mode", ["add_messages", "delta"])
+async def test_a_first_read_reads_a_few_rows_however_long_the_thread(
+    store: Store, seeder: Seeder, mode: MessagesMode
+) -> None:
+    """The first read's statement (head, checkpoint row, status blobs, and for a value
+    left on the server its step's writes and its parent's value) reads each row by its
+    primary key: a handful of rows, not the thread's. Joined in, one lookup of the
+    parent's value read every checkpoint and blob of the thread per checkpoint."""
+    replies = [f"answer {i}" for i in range(8)]
+    thread = await seeder.chat(replies, mode=mode, preamble=DELTA_PREAMBLE)
+    reader = store.reader()
+    assert isinstance(reader, PostgresAnswerReader)
+    params = {"thread_id": thread.thread_id, "agent_name": reader.agent_name}
+    statement = "EXPLAIN (ANALYZE, FORMAT JSON) " + postgres_lazy.with_checkpoint_row(HEAD_SQL)
+    try:
+        async with reader._connection() as conn:
+            cur = await conn.execute(
+                "SELECT count(*) AS n FROM checkpoints WHERE thread_id = %s", (thread.thread_id,)
+            )
+            assert (await cur.fetchone())["n"] > 20  # a thread long enough to tell
+            for whole_max in (0, postgres_lazy.WHOLE_VALUE_BYTES):
+                cur = await conn.execute(statement, {**params, "whole_max": whole_max})
+                plan = (await cur.fetchone())["QUERY PLAN"][0]["Plan"]
+                read = rows_read(plan, {"checkpoints", "checkpoint_blobs"})
+                assert read and all(rows <= 6 for rows in read.values()), read
+    finally:
+        await reader.close()

@@ -64,9 +64,11 @@ _STATUS_CHANNELS = f"""(v.key IN ('{START_CHANNEL}', '{TASKS_CHANNEL}')
 # ``whole_max`` bytes is not sent: its first bytes, its size and as many of its last
 # bytes as the step that made it wrote (those writes, against the parent checkpoint,
 # and the parent's value's first bytes and size come too) prove what it ends with
-# (``EvoScientist.store.value_end``). The parent's lookup stays a primary-key lookup by
-# its ``LIMIT`` (as ``postgres_history.HISTORY_SQL``'s steps): joined in, a DeltaChannel
-# thread's first read took 50 ms instead of 3.
+# (``EvoScientist.store.value_end``). Each lookup is a primary-key lookup, kept apart
+# from its join by a ``LIMIT`` (as ``postgres_history.HISTORY_SQL``'s steps): joined
+# in, the planner scanned the thread's rows for each (the status blobs every blob of
+# the thread; the parent's value, every checkpoint: a 200-checkpoint thread's first
+# read took 50 ms instead of 3).
 CHECKPOINT_COLUMNS = f"""
 SELECT c.checkpoint, c.metadata, c.parent_checkpoint_id, m.type AS messages_type,
   CASE WHEN m.size <= %(whole_max)s THEN m.blob END AS messages,
@@ -76,11 +78,14 @@ SELECT c.checkpoint, c.metadata, c.parent_checkpoint_id, m.type AS messages_type
   CASE WHEN s.size BETWEEN 1 AND m.size THEN substring(m.blob FROM (m.size - s.size + 1)::int)
   END AS messages_tail,
   s.writes AS step_writes, p.type AS parent_type, p.size AS parent_size, p.head AS parent_head,
-  (SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob])
+  (SELECT array_agg(array[v.key::bytea, bl.type::bytea, bl.blob])
      FROM jsonb_each_text(c.checkpoint -> 'channel_versions') v
-     JOIN checkpoint_blobs bl
-       ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
-      AND bl.channel = v.key AND bl.version = v.value
+     CROSS JOIN LATERAL (
+       SELECT b.type, b.blob FROM checkpoint_blobs b
+       WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+         AND b.channel = v.key AND b.version = v.value
+       LIMIT 1
+     ) bl
     WHERE {_STATUS_CHANNELS}) AS blobs,
   (SELECT array_agg(array[cw.task_id::text::bytea, cw.channel::bytea, cw.type::bytea,
                           cw.blob, convert_to(cw.task_path, 'UTF8'), cw.idx::text::bytea])
@@ -95,6 +100,7 @@ LEFT JOIN LATERAL (
   WHERE bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
     AND bl.channel = '{MESSAGES}'
     AND bl.version = c.checkpoint -> 'channel_versions' ->> '{MESSAGES}'
+  LIMIT 1
 ) m ON true
 LEFT JOIN LATERAL (
   SELECT array_agg(array[cw.task_id::text::bytea, convert_to(cw.task_path, 'UTF8'),
@@ -108,15 +114,19 @@ LEFT JOIN LATERAL (
 LEFT JOIN LATERAL (
   SELECT pb.type, octet_length(pb.blob) AS size,
          substring(pb.blob FROM 1 FOR {value_end.HEAD_BYTES}) AS head
-  FROM checkpoints pc JOIN checkpoint_blobs pb
-    ON pb.thread_id = pc.thread_id AND pb.checkpoint_ns = pc.checkpoint_ns
-   AND pb.channel = '{MESSAGES}'
-   AND pb.version = pc.checkpoint -> 'channel_versions' ->> '{MESSAGES}'
+  FROM checkpoints pc CROSS JOIN LATERAL (
+    SELECT b.type, b.blob FROM checkpoint_blobs b
+    WHERE b.thread_id = pc.thread_id AND b.checkpoint_ns = pc.checkpoint_ns
+      AND b.channel = '{MESSAGES}'
+      AND b.version = pc.checkpoint -> 'channel_versions' ->> '{MESSAGES}'
+    LIMIT 1
+  ) pb
   WHERE m.size > %(whole_max)s AND pc.thread_id = c.thread_id
     AND pc.checkpoint_ns = c.checkpoint_ns AND pc.checkpoint_id = c.parent_checkpoint_id
   LIMIT 1
 ) p ON true
 WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns = '' AND c.checkpoint_id = {{checkpoint_id}}
+LIMIT 1
 """
 CHECKPOINT_SQL = CHECKPOINT_COLUMNS.format(checkpoint_id="%(checkpoint_id)s")
 
