@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from EvoScientist.store import lazy, packed
@@ -62,17 +63,15 @@ def entry_bytes(blob: bytes | memoryview) -> list[bytes]:
     """The packed entries one write adds: a list's items, or the single value."""
     header = array_header(bytes(blob[:HEAD_BYTES]))
     if header is None:
-        spans = [(0, packed.skip(blob, 0))]
+        bounds = [0, packed.skip(blob, 0)]
     else:
-        count, at = header
-        spans = []
+        count, start = header
+        bounds = [start]
         for _ in range(count):
-            end = packed.skip(blob, at)
-            spans.append((at, end))
-            at = end
-    if (spans[-1][1] if spans else header[1] if header else 0) != len(blob):
+            bounds.append(packed.skip(blob, bounds[-1]))
+    if bounds[-1] != len(blob):
         raise lazy.Unexpected("bytes after a write's value")
-    return [bytes(blob[start:end]) for start, end in spans]
+    return [bytes(blob[start:end]) for start, end in pairwise(bounds)]
 
 
 def newest_entries(end: StoredEnd, writes: Sequence[bytes | memoryview]) -> list[bytes] | None:
