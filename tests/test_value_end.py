@@ -141,3 +141,12 @@ def test_a_value_whose_count_is_not_the_parents_plus_the_writes_is_not_proven() 
     assert value_end.newest_entries(end, stored) is not None
     one_more = bytes([end.head[0] + 1]) + end.head[1:]  # a fixarray header, one more entry
     assert value_end.newest_entries(replace(end, head=one_more), stored) is None
+
+
+def test_a_write_is_split_into_its_entries_or_refused() -> None:
+    one, two = AIMessage("a", id="1"), AIMessage("b", id="2")
+    assert value_end.entry_bytes(packed([one, two])) == [packed(one), packed(two)]
+    assert value_end.entry_bytes(packed(one)) == [packed(one)]
+    assert value_end.entry_bytes(packed([])) == []
+    with pytest.raises(lazy.Unexpected):
+        value_end.entry_bytes(packed([one]) + b"\xc0")  # bytes after the value
