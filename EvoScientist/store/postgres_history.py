@@ -165,20 +165,26 @@ async def consult(
 ) -> None:
     """Answer ``need`` for a snapshot left on the server: a scan there for a few ids
     (their bytes found nowhere in it: it holds none of them), else its bytes, read."""
-    params: dict[str, Any] = {"thread_id": thread_id, "version": version}
     if need.ids and len(need.ids) <= SERVER_CHECKED_IDS and not seed.scanned:
         ids = sorted(need.ids)
         seed.scanned = True
-        cur = await conn.execute(SEED_CHECK_SQL, {**params, "ids": [i.encode() for i in ids]})
+        params = {"thread_id": thread_id, "version": version, "ids": [i.encode() for i in ids]}
+        cur = await conn.execute(SEED_CHECK_SQL, params)
         found = (await cur.fetchone() or {}).get("found")
         if found is None:
             raise StoreUnavailable(f"snapshot {version} of {thread_id} vanished while reading")
         if not found:
             seed.mark_absent(ids)
             return
-    async with blob_cursor(conn) as bcur:
-        await bcur.execute(SEED_SQL, params)
-        row = await bcur.fetchone()
+    seed.fill(await stored_value(conn, thread_id, version))
+
+
+async def stored_value(conn: psycopg.AsyncConnection[Any], thread_id: str, version: str) -> Any:
+    """The channel's value stored at ``version``, read whole and parsed (a blob at a
+    version is written once)."""
+    async with blob_cursor(conn) as cur:
+        await cur.execute(SEED_SQL, {"thread_id": thread_id, "version": version})
+        row = await cur.fetchone()
     if row is None:
-        raise StoreUnavailable(f"snapshot {version} of {thread_id} vanished while reading")
-    seed.fill(parse(row["type"], row["blob"]))
+        raise StoreUnavailable(f"messages of {thread_id} at {version} vanished while reading")
+    return parse(row["type"], row["blob"])

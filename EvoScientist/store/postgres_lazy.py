@@ -52,6 +52,7 @@ from EvoScientist.store.postgres_history import (
     Seeds,
     consult,
     delta_entries,
+    stored_value,
 )
 
 # Channels whose value can decide the status (``EvoScientist.answer.status``).
@@ -288,13 +289,6 @@ def _newest(row: dict[str, Any]) -> value_end.Newest | None:
 async def _whole_value(
     conn: psycopg.AsyncConnection[Any], thread_id: str, checkpoint: dict[str, Any]
 ) -> Any:
-    """The checkpoint's stored messages value, read whole (``SEED_SQL``: a blob at a
-    version is written once)."""
+    """The checkpoint's stored messages value, read whole."""
     version = (checkpoint.get("channel_versions") or {}).get(MESSAGES)
-    params = {"thread_id": thread_id, "version": str(version)}
-    async with blob_cursor(conn) as cur:
-        await cur.execute(SEED_SQL, params)
-        row = await cur.fetchone()
-    if row is None:
-        raise StoreUnavailable(f"messages of {thread_id} at {version} vanished while reading")
-    return parse(row["type"], row["blob"])
+    return await stored_value(conn, thread_id, str(version))
