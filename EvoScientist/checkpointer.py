@@ -57,16 +57,20 @@ async def sessions_checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
 
 
 async def setup_postgres(uri: str) -> None:
-    """Create or migrate the saver's tables, one server at a time, unless they are up
-    to date already (then the servers' user needs no right to create tables)."""
+    """Create or migrate the saver's tables, and the rollback's run-id index, one
+    server at a time, unless they are up to date already (then the servers' user needs
+    no right to create tables)."""
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg import AsyncConnection
     from psycopg.rows import dict_row
 
+    from EvoScientist.maintenance.postgres import ensure_run_index, run_index_ready
+
     async with await AsyncConnection.connect(
         uri, autocommit=True, prepare_threshold=0, row_factory=dict_row
     ) as conn:
-        if await _schema_version(conn) == len(AsyncPostgresSaver.MIGRATIONS) - 1:
+        latest = len(AsyncPostgresSaver.MIGRATIONS) - 1
+        if await _schema_version(conn) == latest and await run_index_ready(conn):
             return
         deadline = time.monotonic() + SETUP_TIMEOUT_SECONDS
         while not await _try_setup_lock(conn):
@@ -75,6 +79,7 @@ async def setup_postgres(uri: str) -> None:
             await asyncio.sleep(SETUP_RETRY_SECONDS)
         try:
             await AsyncPostgresSaver(conn).setup()
+            await ensure_run_index(conn)
         finally:
             await conn.execute(SETUP_UNLOCK_SQL, (SETUP_LOCK_KEY,))
 

@@ -7,6 +7,14 @@ and replaying the writes saved on the way (``BaseCheckpointSaver.
 aget_delta_channel_history``). So for each channel the head must rebuild, the kept
 chain runs from the head back to that ancestor, with the writes of every checkpoint on
 it: exactly what the walk reads, and nothing older.
+
+Two more rows are kept only where a thread needs them: the parent of a checkpoint older
+than format v4 when that parent holds the pending sends the checkpoint loads (langgraph's
+PostgreSQL saver moves them over on read), and, while the head's run is unfinished
+(``next`` pending), the newest checkpoint of the run before it, so a rollback of the
+unfinished run (``adelete_for_runs``) leaves the thread its previous turn. A row whose
+metadata the store cannot parse is never deleted; its namespace is kept whole when the
+walk would have to read it.
 """
 
 from __future__ import annotations
@@ -16,6 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.serde.types import TASKS
+
+from EvoScientist.answer.status import next_nodes
 
 STRATEGIES = ("keep_latest", "delete")
 # Checkpoints older than format v4 read their pending sends from their parent's writes.
@@ -49,6 +60,12 @@ class Row:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     # Channel -> version it references (PostgreSQL's blobs are keyed by them).
     versions: Mapping[str, str] = field(default_factory=dict)
+    # False when the stored metadata is not JSON: the row is reported, never deleted.
+    readable: bool = True
+
+
+class UnreadableRow(Exception):
+    """A walk reached a row whose metadata the store cannot parse."""
 
 
 @dataclass(frozen=True)
@@ -82,15 +99,18 @@ def channels_to_seed(checkpoint: Mapping[str, Any], metadata: Mapping[str, Any])
 
 
 async def chain_to_keep(ns: str, head: str, load: Loader) -> set[str]:
-    """The head and the ancestors its delta channels are rebuilt from."""
+    """The head and the ancestors its delta channels (and, before format v4, its
+    pending sends) are rebuilt from."""
     kept = {head}
     tuple_ = await load(ns, head)
     if tuple_ is None:
         return kept
     parent = _parent_id(tuple_)
-    if parent and tuple_.checkpoint["v"] < SENDS_IN_PARENT_BEFORE_VERSION:
-        kept.add(parent)
     needed = channels_to_seed(tuple_.checkpoint, tuple_.metadata)
+    if parent and tuple_.checkpoint["v"] < SENDS_IN_PARENT_BEFORE_VERSION:
+        ancestor = await load(ns, parent)
+        if ancestor is not None and any(w[1] == TASKS for w in ancestor.pending_writes or ()):
+            kept.add(parent)
     while needed and parent:
         ancestor = await load(ns, parent)
         if ancestor is None:
@@ -99,6 +119,22 @@ async def chain_to_keep(ns: str, head: str, load: Loader) -> set[str]:
         needed -= set(ancestor.checkpoint["channel_values"])
         parent = _parent_id(ancestor)
     return kept
+
+
+def previous_run_head(rows: Sequence[Row], head: CheckpointTuple) -> str | None:
+    """While the head's run is unfinished, the newest checkpoint on its chain written
+    outside that run: what a rollback of the run leaves as the thread's head."""
+    run_id = head.metadata.get("run_id")
+    if not run_id or not next_nodes(head.checkpoint["channel_values"]):
+        return None
+    by_id = {r.checkpoint_id: r for r in rows}
+    cursor = _parent_id(head)
+    while cursor in by_id:
+        row = by_id[cursor]
+        if not row.readable or row.metadata.get("run_id") != run_id:
+            return cursor
+        cursor = row.parent_id
+    return None
 
 
 async def keep_latest(rows: Sequence[Row], load: Loader) -> dict[str, set[str]]:
@@ -110,13 +146,33 @@ async def keep_latest(rows: Sequence[Row], load: Loader) -> dict[str, set[str]]:
     PostgreSQL ``prune`` does."""
     by_ns = _by_namespace(rows)
     heads = {ns: max(ns_rows, key=lambda r: r.checkpoint_id) for ns, ns_rows in by_ns.items()}
-    kept = {ns: await chain_to_keep(ns, head.checkpoint_id, load) for ns, head in heads.items()}
+    kept = {ns: await _kept_in(ns, by_ns[ns], heads[ns], load) for ns in by_ns}
     saved_roots = {r.checkpoint_id for r in by_ns.get("", ())}
     for ns, head in heads.items():
         root = (head.metadata.get("parents") or {}).get("")
         if ":" in ns and root in saved_roots and root not in kept.get("", ()):
             kept[ns] = set()
     return kept
+
+
+async def _kept_in(ns: str, rows: Sequence[Row], head: Row, load: Loader) -> set[str]:
+    unreadable = {r.checkpoint_id for r in rows if not r.readable}
+
+    async def guarded(ns: str, checkpoint_id: str) -> CheckpointTuple | None:
+        if checkpoint_id in unreadable:
+            raise UnreadableRow(checkpoint_id)
+        return await load(ns, checkpoint_id)
+
+    try:
+        kept = await chain_to_keep(ns, head.checkpoint_id, guarded)
+        head_tuple = await guarded(ns, head.checkpoint_id)
+        previous = None if head_tuple is None else previous_run_head(rows, head_tuple)
+        if previous is not None:
+            kept |= await chain_to_keep(ns, previous, guarded)
+    except UnreadableRow:
+        # What the walk needs past that row is unknown: delete nothing here.
+        return {r.checkpoint_id for r in rows}
+    return kept | unreadable
 
 
 def deletions(rows: Iterable[Row], doomed: Callable[[Row], bool]) -> list[Deletion]:
