@@ -251,11 +251,13 @@ def plot(report: Any, path: Path) -> bool:
 
 
 def write(report: Any, out: Path, *, machine: str, when: datetime) -> bool:
-    from bench import round_two
+    from bench import rollback, round_two
 
     rows = targets(report)
     if report.round_two is not None:
         rows += round_two.targets(report.round_two)
+    if getattr(report, "rollback", None) is not None:
+        rows += rollback.targets(report.rollback)
     lines = [
         "# Benchmarks",
         "",
@@ -341,6 +343,8 @@ def write(report: Any, out: Path, *, machine: str, when: datetime) -> bool:
             "",
         ]
     lines += crowd_section(report)
+    if getattr(report, "rollback", None) is not None:
+        lines += rollback.section(report.rollback)
     out.write_text("\n".join(lines))
     print("\n".join(lines))
     return all(ok for _, _, ok in rows)

@@ -51,6 +51,7 @@ class Report:
     load: dict[str, Any] = field(default_factory=dict)
     crowd: CrowdReport | None = None
     round_two: Any = None  # bench.round_two.RoundTwo, when that part ran
+    rollback: Any = None  # bench.rollback.RollbackReport, when that part ran
     seconds: float = 0.0
 
 
@@ -296,7 +297,7 @@ async def pollers(
 async def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--sizes", default="20,200,2000,10000")
-    parser.add_argument("--only", default="sizes,flat,long-poll,load,crowd,round-two")
+    parser.add_argument("--only", default="sizes,flat,long-poll,load,crowd,round-two,rollback")
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -327,6 +328,12 @@ async def main(argv: list[str]) -> int:
             print("round two: Postgres, first reads, HTTP floor", flush=True)
             report.round_two = RoundTwo()
             await measure(report.round_two, sizes, work)
+        if "rollback" in parts:
+            from bench import rollback
+
+            print("rollback in a large store", flush=True)
+            report.rollback = rollback.RollbackReport()
+            await rollback.measure(report.rollback, work)
     report.seconds = time.perf_counter() - started
     from bench.report import write
 
