@@ -78,7 +78,8 @@ async def setup_postgres(uri: str) -> None:
                 raise TimeoutError("another server held the checkpoint setup lock too long")
             await asyncio.sleep(SETUP_RETRY_SECONDS)
         try:
-            await AsyncPostgresSaver(conn).setup()
+            if await _schema_version(conn) != latest:
+                await AsyncPostgresSaver(conn).setup()
             await ensure_run_index(conn)
         finally:
             await conn.execute(SETUP_UNLOCK_SQL, (SETUP_LOCK_KEY,))

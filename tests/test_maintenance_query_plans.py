@@ -10,9 +10,18 @@ from collections.abc import AsyncIterator
 import psycopg
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg import sql as psql
 
 from EvoScientist.checkpointer import sessions_checkpointer
 from EvoScientist.maintenance import postgres, sqlite
+from tests.postgres import (
+    admin_uri,
+    new_database_name,
+    require_postgres,
+    temporary_database,
+    with_user,
+)
 from tests.seeds import Seeder, Store
 
 
@@ -65,3 +74,32 @@ async def test_postgres_rollback_queries_use_indexes(
     assert postgres.RUN_INDEX_NAME in plan, plan
     plan = await postgres_plan(store, postgres.LATER_ROWS_SQL, ("t", "", "c"))
     assert "checkpoints_pkey" in plan, plan
+
+
+async def test_a_server_that_does_not_own_the_tables_starts_without_the_index(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Tables set up before the index existed, by another user: the server's user may
+    only read and write rows. It starts (a rollback then scans), as it did before."""
+    require_postgres()
+    role = new_database_name()
+    try:
+        async with temporary_database() as uri:
+            async with AsyncPostgresSaver.from_conn_string(uri) as admin_saver:
+                await admin_saver.setup()  # langgraph's tables, no run-id index
+            async with await psycopg.AsyncConnection.connect(uri, autocommit=True) as admin:
+                for statement in (
+                    "CREATE ROLE {} LOGIN PASSWORD 'app'",
+                    "GRANT USAGE ON SCHEMA public TO {}",
+                    "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {}",
+                ):
+                    await admin.execute(psql.SQL(statement).format(psql.Identifier(role)))
+            app_uri = with_user(uri, role, "app")
+            monkeypatch.setenv("EVOSCIENTIST_DATABASE_URI", app_uri)
+            async with sessions_checkpointer() as saver:
+                thread = await Seeder(app_uri, saver).chat(["one", "two"])
+                await saver.adelete_for_runs([thread.last_run_id])
+                assert (await thread.state()).values == thread.snapshots[thread.run_ids[0]].values
+    finally:
+        async with await psycopg.AsyncConnection.connect(admin_uri(), autocommit=True) as admin:
+            await admin.execute(psql.SQL("DROP ROLE IF EXISTS {}").format(psql.Identifier(role)))

@@ -13,11 +13,13 @@ by the server's setup under its advisory lock (``EvoScientist.checkpointer``) or
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import Rollback
+from psycopg.errors import InsufficientPrivilege
 
 from EvoScientist.maintenance.plan import (
     Deletion,
@@ -33,6 +35,8 @@ from EvoScientist.maintenance.rollback import (
     RollbackPlan,
     delete_runs,
 )
+
+logger = logging.getLogger(__name__)
 
 # Built without blocking the writers (outside a transaction, as the saver's own
 # migrations build theirs); the rollback query's expression must be the same.
@@ -134,11 +138,17 @@ async def run_index_ready(conn: Any) -> bool:
 
 
 async def ensure_run_index(conn: Any) -> None:
-    """Create the rollback's index unless a valid one exists (``conn`` in autocommit)."""
+    """Create the rollback's index unless a valid one exists (``conn`` in autocommit).
+
+    A user that does not own the tables (they were set up by another) cannot: the
+    server still starts, and a rollback reads by a scan until an owner runs setup."""
     if await run_index_ready(conn):
         return
-    await conn.execute(DROP_INVALID_RUN_INDEX_SQL)
-    await conn.execute(RUN_INDEX_SQL)
+    try:
+        await conn.execute(DROP_INVALID_RUN_INDEX_SQL)
+        await conn.execute(RUN_INDEX_SQL)
+    except InsufficientPrivilege as exc:
+        logger.warning("no index on checkpoints' run id (%s): a rollback scans the table", exc)
 
 
 class MaintainedPostgresSaver(AsyncPostgresSaver):
