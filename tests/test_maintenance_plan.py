@@ -1,12 +1,22 @@
-"""``maintenance.plan``: what a prune deletes, frees and leaves parentless; which delta
-channels a checkpoint is rebuilt from. (The walk over real threads, both backends:
-``tests/test_maintenance.py``.)"""
+"""``maintenance.plan`` and the pure half of ``maintenance.rollback``: what a prune
+deletes, frees and leaves parentless; which delta channels a checkpoint is rebuilt
+from; what an unfinished head keeps; where a rollback's gap is bridged and which blobs
+it frees. (The walk over real threads, both backends: ``tests/test_maintenance.py``,
+``tests/test_maintenance_rollback.py``.)"""
 
 from __future__ import annotations
 
 import pytest
+from langgraph.checkpoint.base import CheckpointTuple
 
-from EvoScientist.maintenance.plan import Row, channels_to_seed, deletions, thread_ids_to_prune
+from EvoScientist.maintenance.plan import (
+    Row,
+    channels_to_seed,
+    deletions,
+    previous_run_head,
+    thread_ids_to_prune,
+)
+from EvoScientist.maintenance.rollback import freed_versions, nearest_survivor
 
 
 def checkpoint(values: dict[str, object], versions: dict[str, str]) -> dict[str, object]:
@@ -57,3 +67,46 @@ def test_prune_arguments() -> None:
         thread_ids_to_prune("ab", "keep_latest")
     with pytest.raises(ValueError, match="Unknown prune strategy"):
         thread_ids_to_prune(["a"], "oldest")
+
+
+def test_the_gap_is_bridged_to_the_nearest_surviving_ancestor() -> None:
+    gone = {r.checkpoint_id: r for r in [Row("", "3", "2"), Row("", "2", "1")]}
+    assert nearest_survivor("3", gone) == "1"
+    assert nearest_survivor("1", gone) == "1"
+    assert nearest_survivor("2", {"2": Row("", "2", None)}) is None
+
+
+def test_a_rollback_frees_only_versions_its_rows_introduced_and_nothing_later_uses() -> None:
+    before = {"1": Row("", "1", None, versions={"model": "m1", "messages": "v1"})}
+    gone = [
+        Row("", "2", "1", versions={"model": "m1", "messages": "v2"}),
+        Row("", "3", "2", versions={"model": "m1", "messages": "v3", "notes": "n3"}),
+    ]
+    later = [Row("", "4", "3", versions={"model": "m1", "messages": "v4", "notes": "n3"})]
+
+    assert freed_versions(gone, before, later) == {"messages": {"v2", "v3"}}
+    # A parent already gone: what its child introduced is unknown, so nothing of it.
+    assert freed_versions(gone[1:], {}, later) == {}
+
+
+def test_an_unfinished_head_keeps_the_previous_runs_newest_checkpoint() -> None:
+    rows = [
+        Row("", "1", None, {"run_id": "a"}),
+        Row("", "2", "1", {"run_id": "a"}),
+        Row("", "3", "2", {"run_id": "b"}),
+        Row("", "4", "3", {"run_id": "b"}),
+    ]
+    pending = tuple_("4", "3", {"run_id": "b"}, {"branch:to:review": None})
+    assert previous_run_head(rows, pending) == "2"
+    assert previous_run_head(rows, tuple_("4", "3", {"run_id": "b"}, {})) is None
+    assert previous_run_head(rows, tuple_("4", "3", {}, {"branch:to:review": None})) is None
+
+
+def tuple_(
+    checkpoint_id: str, parent: str, metadata: dict[str, object], values: dict[str, object]
+) -> CheckpointTuple:
+    def config(c: str) -> dict[str, object]:
+        return {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": c}}
+
+    stored = {**checkpoint(values, {}), "id": checkpoint_id}
+    return CheckpointTuple(config(checkpoint_id), stored, metadata, config(parent))

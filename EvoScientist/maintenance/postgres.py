@@ -258,6 +258,9 @@ class MaintainedPostgresSaver(AsyncPostgresSaver):
         thread_id = plan.thread_id
         planned = {(r.ns, r.checkpoint_id) for r in plan.reparents}
         applied = False
+        # A child committed by another connection after this check is not seen (read
+        # committed): only a writer continuing from a checkpoint being deleted writes
+        # one, and a rolled-back run is cancelled before its rollback.
         async with self._cursor() as cur, cur.connection.transaction():
             for ns, ids in plan.doomed.items():
                 gone = set(ids)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -244,7 +245,9 @@ class MaintainedSqliteSaver(AsyncSqliteSaver):
             await self.conn.commit()
         return True
 
-    async def _store_snapshots(self, key: tuple[str, str, str], snapshots: Mapping) -> None:
+    async def _store_snapshots(
+        self, key: tuple[str, str, str], snapshots: Mapping[str, tuple[str, Any]]
+    ) -> None:
         async with self.conn.execute(CHECKPOINT_BLOB_SQL, key) as cur:
             type_, blob = await cur.fetchone()
         checkpoint = self.serde.loads_typed((type_, blob))
