@@ -17,7 +17,12 @@ import pytest
 
 from EvoScientist.offline_model import answer_for, notes_for
 from EvoScientist.recovery import stream_with_recovery
-from EvoScientist.recovery.once import LOOKUP_WINDOW_SECONDS, REQUEST_ID_KEY
+from EvoScientist.recovery.once import (
+    LOOKUP_WINDOW_SECONDS,
+    REQUEST_ID_KEY,
+    submit_of,
+    tagged_run,
+)
 from tests.proxy import Fault, FaultProxy
 from tests.servers import DevServer, langgraph_dev, new_thread
 
@@ -131,3 +136,27 @@ async def test_a_submit_without_a_fault_is_sent_once_and_not_looked_up(server: D
         assert proxy.stats.connections <= 3, vars(proxy.stats)
     assert result["resubmitted"] is None
     assert len(await runs_of(server.url, thread_id)) == 1
+
+
+def _post(path: str, body: object) -> httpx.Request:
+    return httpx.Request("POST", f"http://x{path}", json=body)
+
+
+def test_a_submit_is_told_apart_by_its_path_and_request_id() -> None:
+    body = {"assistant_id": "A", "metadata": {REQUEST_ID_KEY: "r1"}, "stream_resumable": True}
+    submit = submit_of(_post("/api/threads/t/runs/stream", body))
+    assert submit is not None
+    assert (submit.request_id, str(submit.thread_url)) == ("r1", "http://x/api/threads/t")
+    assert submit.resumable is True and submit.strategy is None
+    assert submit_of(_post("/threads/t/runs/stream", {"metadata": {}})) is None
+    assert submit_of(_post("/threads/t/runs", body)) is None
+    assert submit_of(httpx.Request("GET", "http://x/threads/t/runs/stream")) is None
+    assert submit_of(httpx.Request("POST", "http://x/threads/t/runs/stream", content=b"{")) is None
+    # The server lists newest first: the oldest tagged run is the first POST's.
+    runs = [
+        {"run_id": "r3", "metadata": {REQUEST_ID_KEY: "other"}},
+        {"run_id": "r2", "metadata": {REQUEST_ID_KEY: "r1"}},
+        {"run_id": "r1", "metadata": {REQUEST_ID_KEY: "r1"}},
+    ]
+    assert tagged_run(runs, "r1") == "r1"
+    assert tagged_run({"detail": "not a list"}, "r1") is None

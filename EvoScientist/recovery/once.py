@@ -130,7 +130,11 @@ class ExactlyOnceTransport(httpx.AsyncBaseTransport):
             return response
         body = await response.aread()
         await response.aclose()
-        return tagged_run(json.loads(body), submit.request_id)
+        try:
+            runs = json.loads(body)
+        except ValueError:
+            return None  # read as "not listed": the rejecting post still guards the run
+        return tagged_run(runs, submit.request_id)
 
     async def _joined(
         self, submit: _Submit, run_id: str, cause: BaseException | None
