@@ -2,7 +2,10 @@
 
 It forwards bytes both ways and, on the connections a ``Fault`` targets, breaks the
 server→client direction after a number of bytes: ``cut`` closes cleanly (FIN), ``reset``
-aborts with an RST, ``stall`` keeps the connection open and forwards nothing more. A
+aborts with an RST, ``stall`` keeps the connection open and forwards nothing more. Two
+faults break a request before the server sees it: ``drop`` reads it and closes the
+connection, never forwarding it; ``late`` closes the connection at once but delivers the
+request to the server ``delay`` seconds later (a run made after the client gave up). A
 connection is targeted by the first line of its first request (e.g. only run streams),
 and only the first ``times`` such connections are, so a client's reconnect can succeed
 (``times=None``: every one fails).
@@ -42,12 +45,14 @@ def stream_position(where: float | int, total: int) -> int:
 
 @dataclass(frozen=True)
 class Fault:
-    kind: str = "none"  # none | cut | reset | stall
+    kind: str = "none"  # none | cut | reset | stall | drop | late
     after_bytes: int = 0
     times: int | None = 1
     match: tuple[str, ...] = STREAM_REQUESTS
     # Where later targeted connections (reconnects) break; default: same place.
     then_after_bytes: int | None = None
+    # ``late``: seconds between the client's cut and the request reaching the server.
+    delay: float = 0.0
 
     def budget(self, nth: int) -> int:
         """Bytes let through on the ``nth`` (1-based) targeted connection."""
@@ -144,6 +149,9 @@ class FaultProxy:
         budget: int | None = None
         if self._targets(first_line):
             self.stats.faulted += 1
+            if self.fault.kind in ("drop", "late"):
+                await self._intercept(first_line, reader, writer)
+                return
             budget = self.fault.budget(self.stats.faulted)
         up_reader, up_writer = await asyncio.open_connection(*self.upstream)
         self._writers.add(up_writer)
@@ -156,6 +164,34 @@ class FaultProxy:
         finally:
             upstream.cancel()
             await asyncio.gather(upstream, return_exceptions=True)
+            self._writers.discard(up_writer)
+            up_writer.close()
+
+    async def _intercept(
+        self, first_line: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        """``drop`` or ``late``: the whole request read, the client cut before any answer."""
+        head = first_line + await reader.readuntil(b"\r\n\r\n")
+        length = 0
+        for line in head.split(b"\r\n"):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value.strip())
+        request = head + await reader.readexactly(length)
+        self.stats.fired += 1
+        writer.close()
+        if self.fault.kind == "drop":
+            return
+        await asyncio.sleep(self.fault.delay)
+        up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+        self._writers.add(up_writer)
+        try:
+            up_writer.write(request)
+            await up_writer.drain()
+            # Read the answer to its end, as a client that stays would: the run streams on.
+            while await up_reader.read(65536):
+                pass
+        finally:
             self._writers.discard(up_writer)
             up_writer.close()
 

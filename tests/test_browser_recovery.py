@@ -67,6 +67,9 @@ class Scenario:
 SCENARIOS: dict[str, Scenario] = {
     "no fault": Scenario(lambda total: Fault()),
     "cut before the response": Scenario(lambda total: Fault("cut", 0)),
+    "cut before the request reaches the server; it arrives 0.5 s later": Scenario(
+        lambda total: Fault("late", match=RUN_STREAMS, delay=0.5)
+    ),
     "cut mid-answer": Scenario(lambda total: Fault("cut", int(MID * total))),
     "reset (RST) mid-answer": Scenario(lambda total: Fault("reset", int(MID * total))),
     "stall mid-answer": Scenario(lambda total: Fault("stall", int(MID * total))),
@@ -186,6 +189,7 @@ async def test_the_page_shows_the_route_answer_after_every_fault(
         assert run.exact, f"run {turn}: not the route's answer 1 s after its end; {context}"
         assert run.delay is not None and run.delay <= 1.0, context
         assert not run.doubled, f"run {turn}: a prefix shows twice; {context}"
+        assert run.runs == 1, f"run {turn}: the submit made {run.runs} runs; {context}"
         assert run.tool_calls >= turn, f"run {turn}: tool calls not rendered; {context}"
     # The thread goes on from the recovered turn: earlier answers are still shown.
     for earlier in shown[:-1]:

@@ -233,3 +233,46 @@ async def test_js_sdk_client_across_a_server_restart(tmp_path: Path, node: str) 
     print(output)
     assert code == 0, output
     assert "# pass 1" in output and "# fail 0" in output, output
+
+
+# Exactly-once submits: (fault, seconds until a late request reaches the server).
+ONCE_WINDOW_S = 2.0  # clients/js/src/once.js LOOKUP_WINDOW_MS
+ONCE_TIMINGS: dict[str, Fault] = {
+    "never reaches the server": Fault("drop", match=("/runs/stream",)),
+    "run made, response cut": Fault("cut", 0, match=("/runs/stream",)),
+    "run made after the first lookup": Fault(
+        "late", match=("/runs/stream",), delay=ONCE_WINDOW_S / 4
+    ),
+    "run made late in the window": Fault(
+        "late", match=("/runs/stream",), delay=ONCE_WINDOW_S * 0.8
+    ),
+}
+
+
+async def test_js_submits_cut_before_the_response_make_one_run(
+    node: str, servers: tuple[DevServer, DevServer]
+) -> None:
+    direct, _ = servers
+    cases = [(timing, client) for timing in ONCE_TIMINGS for client in ("sdk", "stream")]
+    cases.append(("run made, response cut", "bare-sdk"))  # the defect, as a control
+    proxies: dict[str, FaultProxy] = {}
+    try:
+        for timing, client in cases:
+            fault = ONCE_TIMINGS[timing]
+            proxies[f"{timing} / {client}"] = await jstools.OneRequestProxy(
+                direct.port, fault
+            ).start()
+        spec = {
+            name: {"url": proxy.url, "delayMs": int(proxy.fault.delay * 1000)}
+            for name, proxy in proxies.items()
+        }
+        code, output = await _run_node(
+            node,
+            LIVE / "once.test.mjs",
+            {"EVOSCI_DIRECT_URL": direct.url, "EVOSCI_ONCE_PROXIES": json.dumps(spec)},
+        )
+    finally:
+        for proxy in proxies.values():
+            await proxy.stop()
+    report = {name: vars(proxy.stats) for name, proxy in proxies.items()}
+    _check(code, output, proxies, f"proxies {json.dumps(report)}\n--- node --test ---\n{output}")

@@ -11,8 +11,10 @@ from typing import Any
 
 import httpx
 from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import LangGraphError, NotFoundError
 
+from EvoScientist.recovery.once import REQUEST_ID_KEY, ExactlyOnceTransport, ResubmitCallback
 from EvoScientist.recovery.reconcile import Reconciler, backoff
 from EvoScientist.recovery.stream_text import StreamText
 
@@ -23,7 +25,6 @@ DEFAULT_MAX_WAIT = 240.0
 DEFAULT_STALL_TIMEOUT = 15.0
 STREAM_MODE = "messages-tuple"
 NO_REPLAY_WARNING = "Reconnecting without a Last-Event-ID"
-REQUEST_ID_KEY = "recovery_request_id"
 FIND_RUN_ATTEMPTS = 5
 
 TextCallback = Callable[[str], None]
@@ -51,6 +52,23 @@ async def find_run(
         finally:
             await client.aclose()
     return None
+
+
+def submit_client(
+    url: str,
+    headers: Mapping[str, str] | None,
+    timeout: httpx.Timeout,
+    on_resubmit: ResubmitCallback | None = None,
+) -> LangGraphClient:
+    """``get_client``'s client, on a transport that sends each tagged submit once."""
+    transport = ExactlyOnceTransport(httpx.AsyncHTTPTransport(retries=5), on_resubmit=on_resubmit)
+    http = httpx.AsyncClient(
+        base_url=url,
+        transport=transport,
+        timeout=timeout,
+        headers={"User-Agent": "evoscientist-recovery", **dict(headers or {})},
+    )
+    return LangGraphClient(http)
 
 
 def _replace_shown(show: TextCallback, body: Mapping[str, Any]) -> None:
@@ -98,7 +116,15 @@ async def stream_with_recovery(
         nonlocal created_run_id
         created_run_id = metadata.get("run_id")
 
-    client = get_client(url=url, api_key=None, headers=headers, timeout=_timeout(stall_timeout))
+    resubmitted: str | None = None
+
+    def on_resubmit(event: Mapping[str, Any]) -> None:
+        nonlocal resubmitted
+        run = event["run_id"]
+        resubmitted = f"joined {run}" if event["action"] == "joined" else "posted again"
+        logger.info("submit to thread %s cut before its response: %s", thread_id, resubmitted)
+
+    client = submit_client(url, headers, _timeout(stall_timeout), on_resubmit)
     stream_error: BaseException | None = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -151,4 +177,5 @@ async def stream_with_recovery(
         "stream_error": repr(stream_error) if stream_error is not None else None,
         "stream_terminal_event": stream.terminal_event,
         "stream_error_event": stream.error,
+        "resubmitted": resubmitted,
     }

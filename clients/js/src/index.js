@@ -21,6 +21,14 @@ export {
   settleFinalAnswer,
 } from "./settle.js";
 export { createSseParser, eventData, parseSse } from "./sse.js";
+export {
+  LOOKUP_INTERVAL_MS,
+  LOOKUP_LIMIT,
+  LOOKUP_WINDOW_MS,
+  exactlyOnceFetch,
+  submitOf,
+  taggedRun,
+} from "./once.js";
 export { answerFromState, finalAnswer, pendingAnswer, statusFromState } from "./state.js";
 export {
   DEFAULT_STALL_TIMEOUT_MS,

@@ -15,6 +15,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import { ThreadGone } from "./errors.js";
 import { historyLimit, useThreadHistory } from "./history.js";
 import { applyAnswers, withFinalAnswer } from "./messages.js";
+import { exactlyOnceFetch } from "./once.js";
 import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY, findRun, settleFinalAnswer } from "./settle.js";
 import { newRequestId } from "./stream.js";
 import { answerText } from "./text.js";
@@ -285,7 +286,12 @@ export function useStreamWithRecovery(options) {
       new Client({
         apiUrl: options.apiUrl,
         apiKey: options.apiKey,
-        callerOptions: options.callerOptions,
+        // The SDK re-sends a POST whose response never came (see once.js): each submit
+        // is tagged with a request id, and this fetch joins its run instead.
+        callerOptions: {
+          ...options.callerOptions,
+          fetch: exactlyOnceFetch(options.callerOptions?.fetch),
+        },
         defaultHeaders: options.defaultHeaders,
       }),
     [options.client, options.apiKey, options.apiUrl, options.callerOptions, options.defaultHeaders],

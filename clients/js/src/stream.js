@@ -13,6 +13,7 @@ import {
   jsonBody,
   sleep,
 } from "./http.js";
+import { exactlyOnceFetch } from "./once.js";
 import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY, Reconciler, findRun } from "./settle.js";
 import { createSseParser, eventData } from "./sse.js";
 
@@ -156,6 +157,15 @@ export async function streamWithRecovery({
   let lastEventId = null;
   let streamError = null;
   const drops = [];
+  // A submit cut before its response joins the run it made, or posts once more if none.
+  const submitFetch = exactlyOnceFetch(fetchImpl, {
+    sleep: sleepImpl,
+    onResubmit: ({ action, runId, cause }) => {
+      drops.push(describe(cause ?? new Error("the submit was sent again")));
+      resubmitted = action === "joined" ? `joined ${runId}` : "posted again";
+    },
+  });
+  let resubmitted = null;
   let resumes = 0;
   let resumedWithoutReplay = false;
   let attempts = 0;
@@ -193,7 +203,8 @@ export async function streamWithRecovery({
         resumes += 1;
       }
       watchdog.kick();
-      const response = await fetchImpl(target, { ...init, signal: controller.signal });
+      const send = reconnecting ? fetchImpl : submitFetch;
+      const response = await send(target, { ...init, signal: controller.signal });
       watchdog.kick();
       if (!reconnecting) {
         const contentLocation = response.headers.get("content-location");
@@ -270,6 +281,7 @@ export async function streamWithRecovery({
     streamErrorEvent: stream.error,
     drops,
     resumes,
+    resubmitted,
   };
 }
 

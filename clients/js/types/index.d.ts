@@ -72,6 +72,8 @@ export interface StreamWithRecoveryResult extends FinalAnswer {
   streamErrorEvent: unknown;
   drops: string[];
   resumes: number;
+  /** The submit was cut before its response: `"joined <run id>"` or `"posted again"`; else null. */
+  resubmitted: string | null;
 }
 
 /** Stream a run with `fetch` (no SDK) and end with its authoritative answer. */
@@ -205,3 +207,36 @@ export const DEFAULT_MAX_WAIT_MS: number;
 export const DEFAULT_STALL_TIMEOUT_MS: number;
 export const LONG_POLL_SECONDS: number;
 export const REQUEST_ID_KEY: "recovery_request_id";
+
+export interface ResubmitInfo {
+  requestId: string;
+  /** The run joined; null when the submit was posted again. */
+  runId: string | null;
+  action: "joined" | "posted";
+  /** The network error of the first send; null for the SDK's own re-send. */
+  cause: unknown;
+}
+
+export interface ExactlyOnceOptions {
+  /** How long a run whose POST failed may take to be listed (default 2000 ms). */
+  lookupWindowMs?: number;
+  lookupIntervalMs?: number;
+  onResubmit?: (info: ResubmitInfo) => void;
+  sleep?: SleepLike;
+  clock?: () => number;
+}
+
+/**
+ * A `fetch` under which a run submit (`POST …/threads/{id}/runs/stream` tagged with
+ * `metadata.recovery_request_id`) makes one run, however often the SDK re-sends it:
+ * pass it as the langgraph SDK `Client`'s `callerOptions.fetch`.
+ */
+export function exactlyOnceFetch(fetchImpl?: FetchLike, options?: ExactlyOnceOptions): FetchLike;
+export function submitOf(
+  input: string,
+  init?: RequestInit,
+): { requestId: string; threadUrl: string; body: Record<string, unknown>; resumable: boolean; strategy: string | null } | null;
+export function taggedRun(runs: unknown, requestId: string): string | null;
+export const LOOKUP_WINDOW_MS: number;
+export const LOOKUP_INTERVAL_MS: number;
+export const LOOKUP_LIMIT: number;

@@ -1,8 +1,13 @@
 // Compiled by `tsc --noEmit` (tests/test_js_package.py): the declarations as an app uses
 // them. A wrong type here, or in types/, fails the test.
-import { settleFinalAnswer, ThreadGone, type FinalAnswer } from "@evoscientist/final-answer";
+import {
+  exactlyOnceFetch,
+  settleFinalAnswer,
+  ThreadGone,
+  type FinalAnswer,
+} from "@evoscientist/final-answer";
 import { useStreamWithRecovery, type Recovery } from "@evoscientist/final-answer/react";
-import type { Message } from "@langchain/langgraph-sdk";
+import { Client, type Message } from "@langchain/langgraph-sdk";
 
 export async function show(threadId: string, runId: string): Promise<string> {
   try {
@@ -48,3 +53,11 @@ export function useChat(threadId: string | null) {
   const wrong: typeof recovery.status = "done";
   return { texts, submit, stop: stream.stop, isLoading: stream.isLoading, recovered: recovery.recovered, wrong };
 }
+
+// An app's own Client: its submits made exactly-once by the package's fetch.
+export const client = new Client({
+  apiUrl: "http://127.0.0.1:2024",
+  callerOptions: {
+    fetch: exactlyOnceFetch(undefined, { onResubmit: (info) => void info.runId?.length }),
+  },
+});

@@ -1,0 +1,192 @@
+// `exactlyOnceFetch`: a `fetch` for the langgraph SDK (`callerOptions.fetch`) and for
+// `streamWithRecovery` under which a run submit tagged with a request id never starts a
+// second run.
+//
+// Who re-sends: @langchain/langgraph-sdk 1.9's `AsyncCaller.call` (dist/utils/async_caller.js)
+// wraps every request in p-retry, and its `onFailedAttempt` lets "fetch failed" / "Failed to
+// fetch" / "NetworkError" errors (and any 5xx answer) through to another attempt, up to
+// `maxRetries` (4). `POST /threads/{id}/runs/stream` goes through it (`streamWithRetry` in
+// dist/client/base.js calls `asyncCaller.fetch`), so a connection cut before the response
+// headers re-sends the POST, and the server makes a second run of the same input.
+// (`streamWithRetry` itself only re-GETs the `Location` it was given, never the POST.)
+//
+// Here a submit (`POST …/threads/{id}/runs/stream` whose JSON body carries
+// `metadata.recovery_request_id`) is sent once. When that send fails on the network (the
+// request may have reached the server), or when the SDK sends the same request id again,
+// the run is looked up by its request id (`GET /threads/{id}/runs`) over a short window and
+// joined (`GET /threads/{id}/runs/{run_id}/stream`, which answers with the same `Location`
+// and `Content-Location` the POST would have). Only when no such run shows up is the submit
+// posted again, with `multitask_strategy: "reject"`: if the first POST's run appears
+// meanwhile the server refuses (409) and that run is joined instead. Any other request
+// passes through untouched.
+
+import { sleep as defaultSleep } from "./http.js";
+import { REQUEST_ID_KEY } from "./settle.js";
+
+/** How long a run whose POST failed may take to show up in the thread's runs. */
+export const LOOKUP_WINDOW_MS = 2000;
+export const LOOKUP_INTERVAL_MS = 250;
+/** Runs of the thread read per lookup (newest first): a submit's run is among the newest. */
+export const LOOKUP_LIMIT = 50;
+const REMEMBERED_REQUESTS = 256;
+const REPLAY_FROM_START = "0-0";
+const SUBMIT_PATH = /^(.*)\/threads\/([^/]+)\/runs\/stream$/;
+
+/** The submit a request is, or null: any other request passes through. */
+export function submitOf(input, init) {
+  if (!init || String(init.method || "GET").toUpperCase() !== "POST") return null;
+  if (typeof init.body !== "string") return null;
+  let url;
+  try {
+    url = new URL(typeof input === "string" ? input : String(input));
+  } catch {
+    return null;
+  }
+  const match = SUBMIT_PATH.exec(url.pathname);
+  if (!match) return null;
+  let body;
+  try {
+    body = JSON.parse(init.body);
+  } catch {
+    return null;
+  }
+  const requestId = body && body.metadata ? body.metadata[REQUEST_ID_KEY] : undefined;
+  if (typeof requestId !== "string" || !requestId) return null;
+  return {
+    requestId,
+    threadUrl: `${url.origin}${match[1]}/threads/${match[2]}`,
+    body,
+    resumable: body.stream_resumable === true,
+    strategy: body.multitask_strategy ?? null,
+  };
+}
+
+/** The oldest run of `runs` (the server lists newest first) tagged with `requestId`. */
+export function taggedRun(runs, requestId) {
+  let found = null;
+  for (const run of Array.isArray(runs) ? runs : []) {
+    if (((run && run.metadata) || {})[REQUEST_ID_KEY] === requestId) found = run.run_id;
+  }
+  return found;
+}
+
+/** A failure after which the request may have reached the server: a network error. */
+function mayHaveArrived(error) {
+  return error instanceof TypeError || (error && error.name === "TypeError");
+}
+
+function readHeaders(init, accept) {
+  const headers = new Headers(init.headers || {});
+  headers.delete("content-type");
+  headers.delete("content-length");
+  headers.set("accept", accept);
+  return headers;
+}
+
+async function discard(response) {
+  try {
+    await response.body?.cancel();
+  } catch {
+    // already read or closed
+  }
+}
+
+/**
+ * Wrap `fetchImpl` (default: the global `fetch`) so that run submits are exactly-once.
+ * Options: `lookupWindowMs`, `lookupIntervalMs`, `onResubmit({requestId, runId, action,
+ * cause})` (`action`: "joined" or "posted"), and `sleep`, `clock` for tests.
+ */
+export function exactlyOnceFetch(fetchImpl = undefined, options = {}) {
+  const send = fetchImpl ?? ((input, init) => globalThis.fetch(input, init));
+  const {
+    lookupWindowMs = LOOKUP_WINDOW_MS,
+    lookupIntervalMs = LOOKUP_INTERVAL_MS,
+    onResubmit = null,
+    sleep = defaultSleep,
+    clock = Date.now,
+  } = options;
+  const sent = new Map(); // request id → run id once known, else null
+
+  const remember = (requestId, runId) => {
+    sent.delete(requestId);
+    sent.set(requestId, runId);
+    if (sent.size > REMEMBERED_REQUESTS) sent.delete(sent.keys().next().value);
+  };
+
+  const lookup = async (submit, init) => {
+    const response = await send(`${submit.threadUrl}/runs?limit=${LOOKUP_LIMIT}`, {
+      method: "GET",
+      headers: readHeaders(init, "application/json"),
+      signal: init.signal,
+      cache: "no-store",
+    });
+    if (!response.ok) return { response };
+    return { runId: taggedRun(await response.json(), submit.requestId) };
+  };
+
+  const join = (submit, init, runId) => {
+    const headers = readHeaders(init, "text/event-stream");
+    // The run's events from its first: the SDK saw none of them.
+    if (submit.resumable) headers.set("last-event-id", REPLAY_FROM_START);
+    return send(`${submit.threadUrl}/runs/${encodeURIComponent(runId)}/stream`, {
+      method: "GET",
+      headers,
+      signal: init.signal,
+      cache: "no-store",
+    });
+  };
+
+  const joined = (submit, init, runId, cause) => {
+    remember(submit.requestId, runId);
+    onResubmit?.({ requestId: submit.requestId, runId, action: "joined", cause });
+    return join(submit, init, runId);
+  };
+
+  const resubmit = async (input, init, submit, cause) => {
+    const known = sent.get(submit.requestId);
+    if (known) return joined(submit, init, known, cause);
+    // The first POST may still be on its way to becoming a run: look for it a while.
+    const started = clock();
+    for (;;) {
+      const found = await lookup(submit, init);
+      if (found.response) return found.response; // e.g. 404: the thread is gone
+      if (found.runId) return joined(submit, init, found.runId, cause);
+      if (clock() - started >= lookupWindowMs) break;
+      await sleep(lookupIntervalMs, init.signal);
+    }
+    // Should the first POST still become a run, the server refuses this one: that run
+    // is then in flight, and so found below.
+    const rejectBody = JSON.stringify({ ...submit.body, multitask_strategy: "reject" });
+    const response = await send(input, { ...init, body: rejectBody });
+    if (response.status !== 409) {
+      onResubmit?.({ requestId: submit.requestId, runId: null, action: "posted", cause });
+      return response;
+    }
+    const found = await lookup(submit, init);
+    if (found.runId) {
+      await discard(response);
+      return joined(submit, init, found.runId, cause);
+    }
+    // Another run holds the thread: the app's own strategy decides, as for a first submit.
+    if (submit.strategy === "reject") return response;
+    await discard(response);
+    onResubmit?.({ requestId: submit.requestId, runId: null, action: "posted", cause });
+    return send(input, init);
+  };
+
+  return async function onceFetch(input, init) {
+    const submit = submitOf(input, init);
+    if (submit === null) return send(input, init);
+    if (sent.has(submit.requestId)) {
+      // The SDK sends it again (its retry of a failure or of a 5xx): never blindly.
+      return resubmit(input, init, submit, null);
+    }
+    remember(submit.requestId, null);
+    try {
+      return await send(input, init);
+    } catch (error) {
+      if ((init.signal && init.signal.aborted) || !mayHaveArrived(error)) throw error;
+      return resubmit(input, init, submit, error);
+    }
+  };
+}
