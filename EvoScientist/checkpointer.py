@@ -44,6 +44,7 @@ SETUP_TIMEOUT_SECONDS = 120.0
 
 @asynccontextmanager
 async def sessions_checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
+    settings.validate()  # a server without our routes (and their start-up check) too
     uri = settings.database_uri()
     if uri is not None:
         async with postgres_checkpointer(uri) as saver:
