@@ -12,9 +12,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from EvoScientist import settings
-from EvoScientist.answer.result import FinalAnswer, run_state, with_run_state, with_thread_status
+from EvoScientist.answer.result import (
+    FinalAnswer,
+    pending_answer,
+    run_state,
+    with_run_state,
+    with_thread_status,
+)
 from EvoScientist.answer.run_liveness import ServerRuns, Writer, judge
-from EvoScientist.answer.status import RunStatus
+from EvoScientist.answer.status import RunState, RunStatus
 from EvoScientist.langgraph_dev.delivery import Respond
 from EvoScientist.langgraph_dev.waiting import LongPolls
 from EvoScientist.store.api_reader import ApiAnswerReader, inside_langgraph_server
@@ -206,6 +212,14 @@ class FinalAnswerService:
             return answer, server
         if inside and server is None:
             server = await self._server_runs(thread_id, thread_status, answer.run_id)
+        if server is not None and run_id is None:
+            successor = server.successor(answer.run_id)
+            if successor is not None:
+                # The thread's latest turn is a run that has written nothing yet: its
+                # answer is empty, never the previous turn's.
+                return pending_answer(thread_id, successor, answer.source), server
+        if server is not None and run_id is not None and run_id == answer.run_id:
+            server = server.about(run_id)  # asked for a run that ended: a later one's busy
         if (
             server is not None
             and answer.status is RunStatus.PENDING
