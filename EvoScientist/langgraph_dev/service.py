@@ -235,7 +235,22 @@ class FinalAnswerService:
         state = judge(
             run_state(answer), writer, server, shared_store=self.shared_store, silence_bound=bound
         )
+        if _lost(state) and not inside and await self._fallback_busy(thread_id):
+            # Silent past the bound, but the fallback API (the server running it)
+            # holds the thread busy: it vouches for the run.
+            return answer, server
         return with_run_state(answer, state), server
+
+    async def _fallback_busy(self, thread_id: str) -> bool:
+        """The configured fallback API says the thread is ``busy``; False when there is
+        none, or it cannot say."""
+        if self.api is None or self.api.url is None:
+            return False
+        try:
+            return await self.api.thread_status(thread_id) == "busy"
+        except StoreUnavailable as exc:
+            logger.warning("thread %s: the fallback API's status unavailable: %s", thread_id, exc)
+            return False
 
     async def wait(
         self,
@@ -253,6 +268,10 @@ class FinalAnswerService:
         return await self.long_polls.wait(
             thread_id, run_id, seconds, changed, user_id=user_id, respond=respond
         )
+
+
+def _lost(state: RunState) -> bool:
+    return state.error is not None and state.error.get("code") == "run_lost"
 
 
 def _silent_for(updated_at: str | None) -> float | None:
