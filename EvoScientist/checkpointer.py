@@ -23,6 +23,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from EvoScientist import settings
 from EvoScientist.maintenance.sqlite import MaintainedSqliteSaver
+from EvoScientist.store.deleted_runs import RecordsDeletedRuns
 
 # The writer's pool. The saver serialises its own statements (one asyncio lock), so a
 # few connections are plenty; the pool is there to reconnect after a failure.
@@ -117,4 +118,8 @@ async def postgres_checkpointer(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
     ) as pool:
         from EvoScientist.maintenance.postgres import MaintainedPostgresSaver
 
-        yield MaintainedPostgresSaver(pool)
+        # The route tells the runs this server rolled back from other servers' runs.
+        class PostgresSaver(RecordsDeletedRuns, MaintainedPostgresSaver):
+            pass
+
+        yield PostgresSaver(pool)

@@ -25,6 +25,7 @@ from EvoScientist.langgraph_dev.delivery import Respond
 from EvoScientist.langgraph_dev.waiting import LongPolls
 from EvoScientist.store.api_reader import ApiAnswerReader, inside_langgraph_server
 from EvoScientist.store.base import CheckpointAnswerReader
+from EvoScientist.store.deleted_runs import deleted_here
 from EvoScientist.store.errors import RunNotFound, StoreUnavailable, ThreadNotFound
 from EvoScientist.store.runtime_status import (
     RuntimeThreadStatus,
@@ -225,7 +226,7 @@ class FinalAnswerService:
             and answer.status is RunStatus.PENDING
             and run_id is not None
             and run_id not in server.runs
-            and not self.shared_store
+            and (not self.shared_store or deleted_here(run_id))
         ):
             raise RunNotFound(run_id)
         writer = Writer(answer.run_id, answer.graph_id, _silent_for(answer.updated_at))
