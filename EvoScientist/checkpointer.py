@@ -23,7 +23,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from EvoScientist import settings
 from EvoScientist.maintenance.sqlite import MaintainedSqliteSaver
-from EvoScientist.store.deleted_runs import RecordsDeletedRuns
+from EvoScientist.store.deleted_runs import recording_deletions
 
 # The writer's pool. The saver serialises its own statements (one asyncio lock), so a
 # few connections are plenty; the pool is there to reconnect after a failure.
@@ -119,7 +119,4 @@ async def postgres_checkpointer(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
         from EvoScientist.maintenance.postgres import MaintainedPostgresSaver
 
         # The route tells the runs this server rolled back from other servers' runs.
-        class PostgresSaver(RecordsDeletedRuns, MaintainedPostgresSaver):
-            pass
-
-        yield PostgresSaver(pool)
+        yield recording_deletions(MaintainedPostgresSaver(pool))

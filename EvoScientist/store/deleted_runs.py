@@ -12,7 +12,9 @@ run knows; another server sharing the database still reads it as ``pending``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from EvoScientist.store.lru import LruCache
 
@@ -20,6 +22,8 @@ from EvoScientist.store.lru import LruCache
 REMEMBERED = 65_536
 
 _deleted: LruCache[str, None] = LruCache(REMEMBERED)
+
+S = TypeVar("S", bound=BaseCheckpointSaver)
 
 
 def record(run_ids: Sequence[Any]) -> None:
@@ -31,9 +35,14 @@ def deleted_here(run_id: str) -> bool:
     return run_id in _deleted
 
 
-class RecordsDeletedRuns:
-    """A checkpoint saver mixin: ``adelete_for_runs`` records the runs it deleted."""
+def recording_deletions(saver: S) -> S:
+    """``saver``, its ``adelete_for_runs`` recording the runs it deleted. Wrapped on the
+    instance: the saver keeps its class (and the name the server logs for it)."""
+    delete = saver.adelete_for_runs
 
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await super().adelete_for_runs(run_ids)  # type: ignore[misc]
+    async def adelete_for_runs(run_ids: Sequence[str]) -> None:
+        await delete(run_ids)
         record(run_ids)
+
+    saver.adelete_for_runs = adelete_for_runs  # type: ignore[method-assign]
+    return saver
