@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -27,7 +28,7 @@ BAD_VALUES = [
 
 
 @pytest.fixture(autouse=True)
-def _defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
+def _defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for variable in settings.SETTINGS:
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("EVOSCIENTIST_DATA_DIR", str(tmp_path))
