@@ -17,6 +17,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import httpx
+from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -45,9 +46,13 @@ def _tracked(app: ASGIApp) -> ASGIApp:
 
 
 def in_process_client(timeout: float) -> LangGraphClient:
-    """A client of this server's own API; its requests end with their caller."""
-    from langgraph_api.server import app
-    from langgraph_sdk._shared.utilities import get_asgi_transport
+    """A client of this server's own API; its requests end with their caller (with
+    another SDK or server version, the SDK's own in-process client)."""
+    try:
+        from langgraph_api.server import app
+        from langgraph_sdk._shared.utilities import get_asgi_transport
+    except ImportError:  # pragma: no cover - another SDK or server version
+        return get_client(url=None, api_key=None, timeout=timeout)
 
     base: type[httpx.ASGITransport] = get_asgi_transport()
 
