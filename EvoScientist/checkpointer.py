@@ -23,6 +23,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from EvoScientist import settings
 from EvoScientist.maintenance.sqlite import MaintainedSqliteSaver
+from EvoScientist.store.deleted_runs import recording_deletions
 
 # The writer's pool. The saver serialises its own statements (one asyncio lock), so a
 # few connections are plenty; the pool is there to reconnect after a failure.
@@ -44,6 +45,7 @@ SETUP_TIMEOUT_SECONDS = 120.0
 
 @asynccontextmanager
 async def sessions_checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
+    settings.validate()  # a server without our routes (and their start-up check) too
     uri = settings.database_uri()
     if uri is not None:
         async with postgres_checkpointer(uri) as saver:
@@ -122,4 +124,5 @@ async def postgres_checkpointer(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
     ) as pool:
         from EvoScientist.maintenance.postgres import MaintainedPostgresSaver
 
-        yield MaintainedPostgresSaver(pool)
+        # The route tells the runs this server rolled back from other servers' runs.
+        yield recording_deletions(MaintainedPostgresSaver(pool))

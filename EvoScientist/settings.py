@@ -6,8 +6,11 @@ can point one process at a temporary data directory.
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 DEFAULT_MODEL = "offline"
 DEFAULT_AGENT_NAME = "EvoScientist"
@@ -53,8 +56,10 @@ def agent_name() -> str:
 
 def offline_token_delay() -> float:
     delay = _number("EVOSCIENTIST_OFFLINE_TOKEN_DELAY", DEFAULT_TOKEN_DELAY)
-    if delay < 0:
-        raise ValueError("EVOSCIENTIST_OFFLINE_TOKEN_DELAY must be >= 0")
+    if not 0 <= delay < math.inf:  # also refuses nan
+        raise ValueError(
+            f"EVOSCIENTIST_OFFLINE_TOKEN_DELAY must be a number of seconds >= 0, got {delay!r}"
+        )
     return delay
 
 
@@ -64,7 +69,12 @@ def fallback_api_url() -> str | None:
     Inside ``langgraph dev`` no URL is needed (the SDK reaches the same process);
     a standalone app only falls back when this is set.
     """
-    return os.environ.get("EVOSCIENTIST_LANGGRAPH_URL", "").strip() or None
+    url = os.environ.get("EVOSCIENTIST_LANGGRAPH_URL", "").strip() or None
+    if url is not None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"EVOSCIENTIST_LANGGRAPH_URL must be an http(s):// URL, got {url!r}")
+    return url
 
 
 DEFAULT_RUN_SILENCE_SECONDS = 1800.0
@@ -77,9 +87,65 @@ def run_silence_seconds() -> float:
     calls it lost (``run_lost``). Longer than any single model or tool call; ``inf``
     never calls such a run lost."""
     seconds = _number("EVOSCIENTIST_RUN_SILENCE_SECONDS", DEFAULT_RUN_SILENCE_SECONDS)
-    if not seconds > 0:
-        raise ValueError("EVOSCIENTIST_RUN_SILENCE_SECONDS must be > 0")
+    if not seconds > 0:  # also refuses nan
+        raise ValueError(
+            f"EVOSCIENTIST_RUN_SILENCE_SECONDS must be a number of seconds > 0 (or inf), "
+            f"got {seconds!r}"
+        )
     return seconds
+
+
+GC_TUNING_ON = ("1", "true", "yes", "on")
+GC_TUNING_OFF = ("0", "false", "no", "off")
+
+
+def gc_tuning() -> bool:
+    """``$EVOSCIENTIST_GC_TUNING`` (default on): tune the server's garbage collector
+    (``EvoScientist.langgraph_dev.collector``)."""
+    raw = os.environ.get("EVOSCIENTIST_GC_TUNING", "").strip().lower()
+    if not raw or raw in GC_TUNING_ON:
+        return True
+    if raw in GC_TUNING_OFF:
+        return False
+    raise ValueError(f"EVOSCIENTIST_GC_TUNING must be 1 or 0 (true/false, on/off), got {raw!r}")
+
+
+def model_spec() -> object:
+    """``model_name()`` as the model registry reads it (an unknown spelling raises)."""
+    from EvoScientist.models import parse_spec  # models reads this module
+
+    return parse_spec(model_name())
+
+
+class SettingError(ValueError):
+    """A setting the environment holds that cannot be used; the message names it."""
+
+
+# Every setting the server reads, by its variable: each getter raises ValueError for a
+# value it cannot use. Checked once at start-up (``validate``), so a typo stops the
+# server with one line naming it instead of failing every request it later serves.
+SETTINGS: dict[str, Callable[[], object]] = {
+    "EVOSCIENTIST_DATA_DIR": data_dir,
+    "EVOSCIENTIST_MODEL": model_spec,
+    "EVOSCIENTIST_OFFLINE_TOKEN_DELAY": offline_token_delay,
+    "EVOSCIENTIST_AGENT_NAME": agent_name,
+    "EVOSCIENTIST_LANGGRAPH_URL": fallback_api_url,
+    "EVOSCIENTIST_DATABASE_URI": database_uri,
+    "EVOSCIENTIST_GC_TUNING": gc_tuning,
+    "EVOSCIENTIST_RUN_SILENCE_SECONDS": run_silence_seconds,
+}
+
+
+def validate() -> None:
+    """Read every setting once; ``SettingError`` naming the first that cannot be used."""
+    for variable, read in SETTINGS.items():
+        try:
+            read()
+        except (ValueError, RuntimeError) as exc:  # RuntimeError: ``~`` with no home
+            message = str(exc)
+            if variable not in message:
+                message = f"{variable}: {message}"
+            raise SettingError(message) from None
 
 
 def _number(name: str, default: float) -> float:

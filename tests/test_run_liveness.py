@@ -132,3 +132,35 @@ def test_silence_bound_setting(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("EVOSCIENTIST_RUN_SILENCE_SECONDS", bad)
         with pytest.raises(ValueError, match="EVOSCIENTIST_RUN_SILENCE_SECONDS"):
             run_silence_seconds()
+
+
+@pytest.mark.parametrize(
+    ("runs", "writer", "successor"),
+    [
+        ({"run-1": "success", "run-2": "pending"}, "run-1", "run-2"),
+        ({"run-1": "success", "run-2": "running", "run-3": "pending"}, "run-1", "run-2"),
+        ({"run-1": "success", "run-2": "pending", "run-3": "pending"}, "run-1", "run-2"),
+        ({"run-2": "pending"}, None, "run-2"),  # a TUI turn, then a queued API run
+        ({"run-2": "pending"}, "gone", "run-2"),  # the writer's run deleted
+        ({"run-1": "running", "run-2": "pending"}, "run-1", None),  # the writer executes
+        ({"run-1": "pending"}, "run-1", None),
+        ({"run-1": "success"}, "run-1", None),
+        ({}, "run-1", None),
+    ],
+)
+def test_the_run_that_took_the_thread_over(
+    runs: dict[str, str], writer: str | None, successor: str | None
+) -> None:
+    assert ServerRuns("busy", runs).successor(writer) == successor
+
+
+def test_a_run_that_ended_is_judged_alone() -> None:
+    """Asked for by its id while a later run is queued: the later run's ``busy`` and
+    activity say nothing about it."""
+    server = ServerRuns("busy", {"run-1": "success", "run-2": "pending"})
+    alone = server.about("run-1")
+    assert alone == ServerRuns(None, {"run-1": "success"})
+    assert decide(SUCCESS, API_RUN, alone) == SUCCESS
+    assert decide(SUCCESS, API_RUN, server).status is RunStatus.RUNNING
+    assert server.about("run-2") is server  # still active: the whole view
+    assert server.about("unknown") is server

@@ -58,6 +58,27 @@ class ServerRuns:
         """A run of the thread is queued or executing here."""
         return any(status in ACTIVE_RUN_STATUSES for status in self.runs.values())
 
+    def successor(self, writer_run_id: str | None) -> str | None:
+        """The run that has taken the thread over from the checkpoint's writer, before
+        writing anything: an active run here while the writer's own run is not (queued
+        behind it, or just started). The executing one first, else the oldest queued."""
+        if writer_run_id is not None and self.runs.get(writer_run_id) in ACTIVE_RUN_STATUSES:
+            return None
+        for wanted in ("running", "pending"):
+            for run_id, status in self.runs.items():
+                if status == wanted and run_id != writer_run_id:
+                    return run_id
+        return None
+
+    def about(self, run_id: str) -> ServerRuns:
+        """What this server knows of one run that has ended here, alone: another run
+        queued or executing on the thread (its ``busy``) says nothing about it."""
+        status = self.runs.get(run_id)
+        if status is None or status in ACTIVE_RUN_STATUSES:
+            return self
+        thread_status = None if self.thread_status == "busy" else self.thread_status
+        return ServerRuns(thread_status, {run_id: status})
+
 
 def run_lost() -> RunState:
     return RunState(RunStatus.ERROR, error=run_error("run_lost", RUN_LOST_MESSAGE, retryable=False))

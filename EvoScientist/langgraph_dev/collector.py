@@ -31,18 +31,18 @@ held request shares that loop.
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-TUNING_SETTING = "EVOSCIENTIST_GC_TUNING"
+from EvoScientist import settings
+
 SERVER_THRESHOLDS = (50_000, 20, 100)
 
 
 def tune_collector() -> int:
     """Freeze the started heap and raise the thresholds; returns how many objects are
     frozen (0 when turned off)."""
-    if os.environ.get(TUNING_SETTING, "1").strip().lower() in ("0", "false", "no", "off"):
+    if not settings.gc_tuning():
         return 0
     gc.collect()
     gc.freeze()

@@ -38,6 +38,7 @@ from EvoScientist.langgraph_dev.responses import (
     text_answer,
 )
 from EvoScientist.langgraph_dev.service import FinalAnswerService
+from EvoScientist.langgraph_dev.startup import SettingsCheck
 from EvoScientist.models import models_payload
 from EvoScientist.store.api_reader import inside_langgraph_server
 from EvoScientist.store.errors import (
@@ -313,8 +314,9 @@ def create_app(service_factory: ServiceFactory = FinalAnswerService.from_environ
             Route(OPENAPI_PATH, get_openapi, methods=["GET"], include_in_schema=False),
             final_answer,
         ],
-        # Outermost inside langgraph dev: see EvoScientist.langgraph_dev.front_door.
-        middleware=[Middleware(FrontDoor, route=final_answer)],
+        # Outermost inside langgraph dev: see EvoScientist.langgraph_dev.front_door; the
+        # settings are checked before anything starts (startup.py).
+        middleware=[Middleware(SettingsCheck), Middleware(FrontDoor, route=final_answer)],
         lifespan=lifespan,
     )
     app.state.service_factory = service_factory

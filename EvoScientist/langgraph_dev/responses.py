@@ -62,9 +62,16 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
     return "*" in candidates or etag in candidates
 
 
+# Visible ASCII (0x21-0x7E) but ``%``: what a header value keeps as it is. Every other
+# byte of the value's UTF-8 (space, CR, LF, any control, anything not ASCII) and ``%``
+# itself travels percent-encoded, so any value is a valid header and ``unquote`` gives
+# it back exactly (a server refuses a header holding CR/LF, and the reply is lost).
+HEADER_KEEPS = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%")
+
+
 def header_safe(value: str) -> str:
-    """Header values travel as latin-1; ids may be any printable text."""
-    return value if value.isascii() else quote(value, safe="")
+    """``value`` as a header value: percent-encoded outside visible ASCII (``%`` too)."""
+    return quote(value, safe=HEADER_KEEPS)
 
 
 def answer_headers(answer: FinalAnswer, etag: str) -> dict[str, str]:

@@ -12,13 +12,20 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from EvoScientist import settings
-from EvoScientist.answer.result import FinalAnswer, run_state, with_run_state, with_thread_status
+from EvoScientist.answer.result import (
+    FinalAnswer,
+    pending_answer,
+    run_state,
+    with_run_state,
+    with_thread_status,
+)
 from EvoScientist.answer.run_liveness import ServerRuns, Writer, judge
-from EvoScientist.answer.status import RunStatus
+from EvoScientist.answer.status import RunState, RunStatus
 from EvoScientist.langgraph_dev.delivery import Respond
 from EvoScientist.langgraph_dev.waiting import LongPolls
 from EvoScientist.store.api_reader import ApiAnswerReader, inside_langgraph_server
 from EvoScientist.store.base import CheckpointAnswerReader
+from EvoScientist.store.deleted_runs import deleted_here
 from EvoScientist.store.errors import RunNotFound, StoreUnavailable, ThreadNotFound
 from EvoScientist.store.runtime_status import (
     RuntimeThreadStatus,
@@ -206,12 +213,20 @@ class FinalAnswerService:
             return answer, server
         if inside and server is None:
             server = await self._server_runs(thread_id, thread_status, answer.run_id)
+        if server is not None and run_id is None:
+            successor = server.successor(answer.run_id)
+            if successor is not None:
+                # The thread's latest turn is a run that has written nothing yet: its
+                # answer is empty, never the previous turn's.
+                return pending_answer(thread_id, successor, answer.source), server
+        if server is not None and run_id is not None and run_id == answer.run_id:
+            server = server.about(run_id)  # asked for a run that ended: a later one's busy
         if (
             server is not None
             and answer.status is RunStatus.PENDING
             and run_id is not None
             and run_id not in server.runs
-            and not self.shared_store
+            and (not self.shared_store or deleted_here(run_id))
         ):
             raise RunNotFound(run_id)
         writer = Writer(answer.run_id, answer.graph_id, _silent_for(answer.updated_at))
@@ -221,7 +236,22 @@ class FinalAnswerService:
         state = judge(
             run_state(answer), writer, server, shared_store=self.shared_store, silence_bound=bound
         )
+        if _lost(state) and not inside and await self._fallback_busy(thread_id):
+            # Silent past the bound, but the fallback API (the server running it)
+            # holds the thread busy: it vouches for the run.
+            return answer, server
         return with_run_state(answer, state), server
+
+    async def _fallback_busy(self, thread_id: str) -> bool:
+        """The configured fallback API says the thread is ``busy``; False when there is
+        none, or it cannot say."""
+        if self.api is None or self.api.url is None:
+            return False
+        try:
+            return await self.api.thread_status(thread_id) == "busy"
+        except StoreUnavailable as exc:
+            logger.warning("thread %s: the fallback API's status unavailable: %s", thread_id, exc)
+            return False
 
     async def wait(
         self,
@@ -239,6 +269,10 @@ class FinalAnswerService:
         return await self.long_polls.wait(
             thread_id, run_id, seconds, changed, user_id=user_id, respond=respond
         )
+
+
+def _lost(state: RunState) -> bool:
+    return state.error is not None and state.error.get("code") == "run_lost"
 
 
 def _silent_for(updated_at: str | None) -> float | None:

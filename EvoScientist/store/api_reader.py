@@ -22,6 +22,7 @@ from EvoScientist.answer.state import answer_from_state
 from EvoScientist.langgraph_dev.quiet_logs import our_api_calls
 from EvoScientist.store import api_shapes
 from EvoScientist.store.errors import ApiInvalid, StoreUnavailable, ThreadNotFound
+from EvoScientist.store.in_process_api import in_process_client
 
 API_TIMEOUT_SECONDS = 10.0
 
@@ -83,7 +84,10 @@ class ApiAnswerReader:
     @property
     def client(self) -> LangGraphClient:
         if self._client is None:
-            self._client = get_client(url=self.url, api_key=None, timeout=API_TIMEOUT_SECONDS)
+            if self.url is None and inside_langgraph_server():
+                self._client = in_process_client(API_TIMEOUT_SECONDS)
+            else:
+                self._client = get_client(url=self.url, api_key=None, timeout=API_TIMEOUT_SECONDS)
         return self._client
 
     async def close(self) -> None:
