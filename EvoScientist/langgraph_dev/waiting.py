@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from EvoScientist.answer.result import FinalAnswer
 from EvoScientist.langgraph_dev.delivery import Parked, Parking, Respond
+from EvoScientist.langgraph_dev.held import HeldRequests
 from EvoScientist.store.api_reader import api_thread_id, inside_langgraph_server
 from EvoScientist.store.errors import StoreUnavailable
 from EvoScientist.store.runtime_status import (
@@ -87,8 +88,9 @@ class _Poll:
 
 
 class LongPolls:
-    def __init__(self, service: FinalAnswerService) -> None:
+    def __init__(self, service: FinalAnswerService, *, max_held: int | None = None) -> None:
         self.service = service
+        self.held = HeldRequests(max_held)
         self._polls: dict[PollKey, _Poll] = {}
         self._statuses: ThreadWatch | None = None
         self._catch_up: ThreadWatch | None = None
@@ -115,8 +117,23 @@ class LongPolls:
         Raises what the read raises (``ThreadNotFound``, ``StoreUnavailable``). A
         caller cancelled (its client gone) leaves at once; the poll stops with its last
         waiter. ``respond``: the caller's way to send its response, for the poll to
-        answer it itself (``delivery``); it was used when it has been called."""
+        answer it itself (``delivery``); it was used when it has been called.
 
+        Past the cap on held requests (``held``), the answer now, without holding."""
+        with self.held.hold() as held:
+            if not held:
+                return await self.service.read(thread_id, run_id, user_id=user_id)
+            return await self._hold(thread_id, run_id, seconds, changed, user_id, respond)
+
+    async def _hold(
+        self,
+        thread_id: str,
+        run_id: str | None,
+        seconds: float,
+        changed: Callable[[FinalAnswer], bool] | None,
+        user_id: str | None,
+        respond: Respond | None,
+    ) -> FinalAnswer:
         def accepts(answer: FinalAnswer) -> bool:
             return answer.complete or (changed is not None and changed(answer))
 
