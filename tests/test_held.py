@@ -89,7 +89,7 @@ def open_file_limit(soft: int) -> Iterator[None]:
 
 
 async def hold(port: int, path: str) -> asyncio.StreamWriter:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    _, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(f"GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".encode())
     await writer.drain()
     return writer
