@@ -1,9 +1,9 @@
 """No stolen wakes inside a real ``langgraph dev`` (issue 20 §2), on ``sessions.db`` and
-on PostgreSQL: long-polls of every kind parked on a run from its start; another
-client joins the run (``/runs/{id}/join``) and reads the route the moment the join
-returns. That read sees the new head and the thread's new status before the polls'
-watches do; every parked poll must still answer the final answer at once, not stale
-``running`` at its 30-s deadline.
+on PostgreSQL: long-polls of every kind parked on a run from its start; another tab
+reads the route without waiting until it says complete, and a client joins the run
+(``/runs/{id}/join``). That tab's reads see the new head and the thread's new status
+before the polls' watches mostly do; every parked poll must still answer the final
+answer at once, not stale ``running`` at its 30-s deadline.
 """
 
 from __future__ import annotations
