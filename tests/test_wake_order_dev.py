@@ -18,8 +18,12 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
+from EvoScientist.langgraph_dev.http import create_app
+from EvoScientist.langgraph_dev.service import FinalAnswerService
 from EvoScientist.offline_model import answer_for, notes_for
+from EvoScientist.store.api_reader import ApiAnswerReader
 from tests.postgres import session_database
+from tests.seeds import Seeder, route, serving
 from tests.servers import DevServer, langgraph_dev
 
 pytestmark = pytest.mark.e2e
@@ -119,3 +123,41 @@ async def one_turn(sdk: Any, url: str, thread_id: str, question: str, then_read:
                 body = response.json()
                 assert body["complete"] is True and body["content"] == final, body
         assert time.monotonic() - joined < WOKEN_WITHIN
+
+
+@pytest.fixture(scope="module")
+def api_only_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    """A ``langgraph dev`` keeping its checkpoints in its own in-memory store."""
+    root = tmp_path_factory.mktemp("wake-api-only")
+    env = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": TOKEN_DELAY}
+    with langgraph_dev(root / "work", root / "data", checkpointer=False, env=env) as dev:
+        yield dev
+
+
+async def test_a_poll_answered_through_the_fallback_api_wakes_at_the_run_end(
+    api_only_server: DevServer, seeder: Seeder
+) -> None:
+    """The standalone app with ``EVOSCIENTIST_LANGGRAPH_URL``: its own store is readable
+    (it holds other threads) but never holds this one, which the API's server keeps
+    elsewhere. Nothing here watches that store: the poll asks the API again and again.
+    (It slept to its deadline: the store's watch, readable, was trusted to see it.)"""
+    await seeder.paused_before()  # the app's own store: readable, with another thread
+    service = FinalAnswerService(seeder.store.reader(), ApiAnswerReader(api_only_server.url))
+    sdk = get_client(url=api_only_server.url, api_key=None, timeout=60)
+    question = "Who watches a store no one here can see?"
+    try:
+        async with serving(create_app(lambda: service)) as client:
+            thread_id = (await sdk.threads.create())["thread_id"]
+            run = await sdk.runs.create(
+                thread_id, ASSISTANT, input={"messages": [{"role": "user", "content": question}]}
+            )
+            poll = asyncio.create_task(client.get(route(thread_id), params={"wait": WAIT}))
+            await sdk.runs.join(thread_id, run["run_id"])
+            joined = time.monotonic()
+            body = (await asyncio.wait_for(poll, WOKEN_WITHIN)).json()
+            assert time.monotonic() - joined < WOKEN_WITHIN
+    finally:
+        await sdk.aclose()
+        await service.close()
+    assert body["source"] == "api" and body["complete"] is True, body
+    assert body["content"] == answer_for(question, [notes_for(question)])

@@ -234,15 +234,17 @@ class LongPolls:
             await asyncio.sleep(API_POLL_SECONDS)
             return
         cap = STORE_POLL_SECONDS
+        statuses = self._status_watch()
         if answer.source == "api":
-            # Read through the API because the store lacks the thread (its first
-            # checkpoint is not written) or cannot be read: the watch sees the first
-            # case end; only the second needs the API polled.
+            # Read through the API because the store lacks the thread or cannot be
+            # read. Inside the server the store lacks it until its first checkpoint,
+            # which the watch sees, and the status watch sees the run end. Outside, the
+            # API's server may keep the thread in a store of its own, which nothing
+            # here watches: only polling the API sees it change.
             watch = getattr(direct, "watch", None)
-            if watch is None or watch.readable is not True:
+            if watch is None or watch.readable is not True or statuses is None:
                 cap = API_POLL_SECONDS
         waits = [asyncio.ensure_future(direct.wait_for_change(thread_id, token, cap))]
-        statuses = self._status_watch()
         if statuses is not None and api_thread_id(thread_id):  # others: no status to watch
             waits.append(asyncio.ensure_future(statuses.wait(thread_id, status_token, cap)))
         try:
