@@ -117,6 +117,42 @@ def model_spec() -> object:
     return parse_spec(model_name())
 
 
+# Held long-polls take at most this share of the process's open-file limit: each holds
+# a socket, and the rest must stay for new connections, runs and the stores' files.
+HELD_SHARE_OF_FD_LIMIT = 0.5
+# The default when the open-file limit is unlimited (or unknown).
+UNLIMITED_HELD_REQUESTS = 100_000
+
+
+def max_held_requests() -> int:
+    """``$EVOSCIENTIST_MAX_HELD_REQUESTS``: how many ``wait=`` requests the route holds at
+    once; past it a long-poll is answered at once with the current answer. Default: half
+    the process's soft open-file limit (``RLIMIT_NOFILE``; 512 under the usual 1,024)."""
+    raw = os.environ.get("EVOSCIENTIST_MAX_HELD_REQUESTS", "").strip()
+    if not raw:
+        return _default_max_held()
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(
+            f"EVOSCIENTIST_MAX_HELD_REQUESTS must be a whole number, got {raw!r}"
+        ) from None
+    if value < 0:
+        raise ValueError(f"EVOSCIENTIST_MAX_HELD_REQUESTS must be >= 0, got {raw!r}")
+    return value
+
+
+def _default_max_held() -> int:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not a POSIX system
+        return UNLIMITED_HELD_REQUESTS
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return UNLIMITED_HELD_REQUESTS
+    return max(1, int(soft * HELD_SHARE_OF_FD_LIMIT))
+
+
 class SettingError(ValueError):
     """A setting the environment holds that cannot be used; the message names it."""
 
@@ -133,6 +169,7 @@ SETTINGS: dict[str, Callable[[], object]] = {
     "EVOSCIENTIST_DATABASE_URI": database_uri,
     "EVOSCIENTIST_GC_TUNING": gc_tuning,
     "EVOSCIENTIST_RUN_SILENCE_SECONDS": run_silence_seconds,
+    "EVOSCIENTIST_MAX_HELD_REQUESTS": max_held_requests,
 }
 
 

@@ -9,9 +9,7 @@ Each scenario runs its runs once without waiters and once with them, side by sid
 from __future__ import annotations
 
 import asyncio
-import json
 import statistics
-import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,6 +21,7 @@ from langgraph_sdk import get_client
 
 from bench.asgi import route
 from bench.commit_clock import CommitClock
+from bench.held_polls import LoadGen
 from bench.loadgen import raise_fd_limit
 from bench.proc_stats import cpu_seconds, cpu_share, open_fds, rss_bytes
 from bench.timing import percentile
@@ -40,7 +39,7 @@ SETTLE_SECONDS = 8.0
 # Scenarios and how often each runs alone and crowded, interleaved: a single run of
 # about 2 s alone varies by 20 % from one to the next (the runtime's flush, a
 # collection), more than the effect measured; a 14-s scenario averages that out itself.
-REPEATS = {"one": 5, "spread": 1, "fresh": 1}
+REPEATS = {"one": 5, "spread": 1, "fresh": 1, "mixed": 5}
 # langgraph dev runs one run at a time unless told otherwise; a team's server runs more.
 SERVER_ARGS = ("--n-jobs-per-worker", "10")
 # Waiters on 100 threads hold their longest allowed wait: the last of 100 runs, ten at
@@ -59,55 +58,6 @@ class CrowdReport:
     scenarios: dict[str, dict[str, Any]] = field(default_factory=dict)
     idle: dict[str, float] = field(default_factory=dict)
     load_avg: str = ""
-
-
-# ---------------------------------------------------------------- the load generator
-
-
-class LoadGen:
-    """``bench.loadgen`` in its own process: it holds one connection per path."""
-
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        self.process = process
-
-    @classmethod
-    async def hold(cls, port: int, paths: list[str]) -> LoadGen:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bench.loadgen",
-            str(port),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            limit=64 * 1024 * 1024,
-        )
-        assert process.stdin is not None
-        process.stdin.write(json.dumps(paths).encode() + b"\n")
-        await process.stdin.drain()
-        loadgen = cls(process)
-        held = await loadgen._line()
-        assert held["held"] == len(paths), held
-        return loadgen
-
-    async def _line(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        line = await self.process.stdout.readline()
-        if not line:
-            raise RuntimeError("the load generator died")
-        return json.loads(line)
-
-    async def results(self) -> list[dict[str, Any]]:
-        results = (await self._line())["results"]
-        await self.process.wait()
-        return results
-
-    async def abort(self) -> float:
-        assert self.process.stdin is not None
-        self.process.stdin.write(b"abort\n")
-        await self.process.stdin.drain()
-        aborted = (await self._line())["aborted"]
-        await self.process.wait()
-        return aborted
 
 
 # ---------------------------------------------------------------- runs
@@ -183,13 +133,21 @@ async def finish(
     return completed, lags, checkpoints
 
 
+async def join_then_read(sdk: Any, http: httpx.AsyncClient, run: dict[str, Any]) -> dict[str, Any]:
+    """Another client: ``/runs/{id}/join``, then one read of the route at once."""
+    await sdk.runs.join(run["thread_id"], run["run_id"])
+    return (await http.get(route(run["thread_id"]))).json()
+
+
 async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int) -> dict[str, Any]:
     """``kind``: ``one`` (1,000 waiters on one running thread), ``spread`` (10 per thread
     on 100 threads that have checkpoints, by ``run_id``), ``fresh`` (10 per thread on 100
-    threads with no checkpoint yet, held before their runs are created)."""
+    threads with no checkpoint yet, held before their runs are created), ``mixed`` (as
+    ``one``, and a client that joins the run and reads the route the moment the join
+    returns: the read that first sees the end must not take the waiters' wake)."""
     sdk = get_client(url=server.url, api_key=None, timeout=120)
     async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
-        count = 1 if kind == "one" else THREADS
+        count = 1 if kind in ("one", "mixed") else THREADS
         threads = [
             (await sdk.threads.create(graph_id=ASSISTANT))["thread_id"] for _ in range(count)
         ]
@@ -208,7 +166,7 @@ async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int)
         clock = CommitClock(server.sessions_db, threads)
         await clock.start()
         runs = await start_runs(sdk, threads, first)
-        if with_waiters and kind == "one":
+        if with_waiters and kind in ("one", "mixed"):
             while (await http.get(route(threads[0]))).json()["status"] != "running":
                 await asyncio.sleep(0.02)  # its first checkpoint is written
             paths = [f"{route(threads[0])}?wait=30"] * WAITERS
@@ -220,7 +178,13 @@ async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int)
                 for _ in range(per_thread)
             ]
             loadgen = await LoadGen.hold(server.port, paths)
+        joiner = (
+            asyncio.create_task(join_then_read(sdk, http, runs[0])) if kind == "mixed" else None
+        )
         completed, lags, checkpoints = await finish(sdk, http, runs)
+        if joiner is not None:
+            read = await joiner
+            assert read["complete"] and read["content"] == expected(first), read
         await clock.stop()
         results = await loadgen.results() if loadgen is not None else []
     await sdk.aclose()

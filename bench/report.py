@@ -90,6 +90,8 @@ CROWD_KINDS = {
     "one": "1,000 held `wait=30` polls on one running thread",
     "spread": "1,000 `wait=60` waiters over 100 threads (by `run_id`)",
     "fresh": "1,000 `wait=60` waiters over 100 threads with no checkpoint yet",
+    "mixed": "1,000 held `wait=30` polls on one running thread, and a client that joins "
+    "the run and then reads the route",
 }
 
 
@@ -164,8 +166,10 @@ def crowd_section(report: Any) -> list[str]:
         "callback, parsed only after all have arrived), so its cost is not the server's; the "
         "server's CPU, RSS and file descriptors are read from `/proc` for its process group. "
         "Each scenario makes its runs without waiters and with them, interleaved (the "
-        "one-thread scenario five times each, as one 2-s run varies by about 20 % from the "
-        "next: the walls are medians, the delays pooled over its 5,000 waiters); run wall "
+        "one-thread scenarios five times each, as one 2-s run varies by about 20 % from the "
+        "next: the walls are medians, the delays pooled over their 5,000 waiters); in the "
+        "mixed scenario another client joins the run and reads the route the moment the join "
+        "returns, so that read, not the waiters' watch, is first to see the run end; run wall "
         "time is from the first run's creation to the last run's final checkpoint. The wake "
         "delay "
         "runs from the final checkpoint's commit to the end of each response as the load "

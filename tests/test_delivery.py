@@ -141,3 +141,23 @@ async def test_an_error_wakes_parked_waiters_to_raise_it(seeder: Seeder) -> None
     finally:
         await service.close()
     assert all(isinstance(o, StoreUnavailable) for o in outcomes), outcomes
+
+
+async def test_a_parked_waiter_whose_time_is_up_answers_from_a_read_made_then(
+    seeder: Seeder,
+) -> None:
+    """A parked waiter sleeps through outcomes it does not accept; when its time is up
+    it answers from a read made then (here the run, silent past the bound, is lost),
+    not from the outcome it saw when it parked."""
+    service = FinalAnswerService(seeder.store.reader(), None, silence_bound=1.0)
+
+    async def never_sent(a: FinalAnswer, rendered: dict[Hashable, Any]) -> None:
+        raise AssertionError("the poll read nothing new to send")
+
+    try:
+        async with three_step_run(seeder) as run:
+            waiter = service.wait(run.thread.thread_id, None, 2, respond=never_sent)
+            got = await asyncio.wait_for(waiter, 10)
+    finally:
+        await service.close()
+    assert got.complete and got.error is not None and got.error["code"] == "run_lost", got

@@ -94,7 +94,14 @@ class FrontDoor:
                 if match is Match.FULL:
                     scope.update(child_scope)
                     scope[FRONT_DOOR_SEND] = DirectSend(send, self._cors)
-                    await direct(scope, receive, send)
+                    try:
+                        await direct(scope, receive, send)
+                    finally:
+                        # The scope belongs to uvicorn's request cycle, and ``send`` is
+                        # that cycle's method: left in place, the pair is a reference
+                        # cycle that keeps the connection's objects (its transport, its
+                        # flow control, its buffers; about 10 KB) until a full collection.
+                        del scope[FRONT_DOOR_SEND]
                     return
         await self.app(scope, receive, send)
 

@@ -27,6 +27,7 @@ from EvoScientist.store.api_reader import ApiAnswerReader, inside_langgraph_serv
 from EvoScientist.store.base import CheckpointAnswerReader
 from EvoScientist.store.deleted_runs import deleted_here
 from EvoScientist.store.errors import RunNotFound, StoreUnavailable, ThreadNotFound
+from EvoScientist.store.run_owners import api_run_owners, runtime_run_owners
 from EvoScientist.store.runtime_status import (
     RuntimeThreadStatus,
     RuntimeUnavailable,
@@ -171,8 +172,8 @@ class FinalAnswerService:
                 # yet, or one it keeps in another store.
                 if self.api is None or (thread_status is None and inside_langgraph_server()):
                     raise
-                if user_id is not None and await self.direct.holds_thread(thread_id):
-                    raise  # its checkpoints are here, none by this user: not theirs
+                if user_id is not None and await self._anothers_thread(thread_id, user_id):
+                    raise  # answered as an unknown id is: at once, "not found"
             except StoreUnavailable as exc:
                 direct_failure = exc
         if self.api is None:
@@ -191,6 +192,31 @@ class FinalAnswerService:
                 direct_failure,
             )
         return (await self._judged(thread_id, run_id, answer, None))[0], False
+
+    async def _anothers_thread(self, thread_id: str, user_id: str) -> bool:
+        """The thread is not this user's: its checkpoints are here, none by this user;
+        or it has none yet and its runs were all started by others (else the API's
+        ``pending`` held another user's long-poll until the first checkpoint, and the
+        time its 404 took told that the thread exists)."""
+        assert self.direct is not None and self.api is not None
+        if await self.direct.holds_thread(thread_id):
+            return True
+        owners: set[str] = set()
+        if self.api.url is None and inside_langgraph_server():
+            try:
+                owners = runtime_run_owners(thread_id)
+            except RuntimeUnavailable:
+                owners = await self._api_run_owners(thread_id)
+        else:
+            owners = await self._api_run_owners(thread_id)
+        return bool(owners) and user_id not in owners
+
+    async def _api_run_owners(self, thread_id: str) -> set[str]:
+        assert self.api is not None
+        try:
+            return await api_run_owners(self.api.client, thread_id)
+        except StoreUnavailable:
+            return set()  # nothing learnt: the API's own answer decides
 
     async def _judged(
         self,

@@ -6,7 +6,10 @@ each request only judges what is published (complete? changed from its ETag?) an
 otherwise stays parked on a future. What wakes a poll is shared too: the reader's
 ``ThreadWatch`` checks every waited-on thread's head in one query per change of the
 store, and inside the server one search reads every waited-on thread's status. The
-poll stops as soon as its last request goes (time up, or its client gone).
+poll stops as soon as its last request goes (time up, or its client gone). A request
+whose time is up answers from a read begun then (one read for all whose time ran out
+before it began), never from what was published when it last woke: a change that no
+watch reports (a run silent past its bound) is still seen.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from EvoScientist.answer.result import FinalAnswer
 from EvoScientist.langgraph_dev.delivery import Parked, Parking, Respond
+from EvoScientist.langgraph_dev.held import HeldRequests
 from EvoScientist.store.api_reader import api_thread_id, inside_langgraph_server
 from EvoScientist.store.errors import StoreUnavailable
 from EvoScientist.store.runtime_status import (
@@ -56,11 +60,22 @@ class _Poll:
         self.outcome: FinalAnswer | BaseException | None = None
         self.published: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.task: asyncio.Task[None] | None = None
-        self.reads = 0
+        self.reads = 0  # reads begun; ``outcome`` is the one of read ``outcome_read``
+        self.outcome_read = 0
+        # Set by a waiter whose time is up: it answers from a read begun after that
+        # moment, never from what it saw when it parked. Every waiter that set it
+        # before a read begins shares that read.
+        self.refresh = asyncio.Event()
         self.parking = Parking()
 
-    async def publish(self, outcome: FinalAnswer | BaseException) -> None:
-        self.outcome = outcome
+    def begin_read(self) -> int:
+        self.refresh.clear()
+        self.reads += 1
+        return self.reads
+
+    async def publish(self, outcome: FinalAnswer | BaseException, read: int | None = None) -> None:
+        """``read``: the read the outcome comes from (default: the latest begun)."""
+        self.outcome, self.outcome_read = outcome, self.reads if read is None else read
         if isinstance(outcome, FinalAnswer) and self.parking:
             await self.parking.deliver(outcome)
         elif isinstance(outcome, BaseException):
@@ -73,8 +88,9 @@ class _Poll:
 
 
 class LongPolls:
-    def __init__(self, service: FinalAnswerService) -> None:
+    def __init__(self, service: FinalAnswerService, *, max_held: int | None = None) -> None:
         self.service = service
+        self.held = HeldRequests(max_held)
         self._polls: dict[PollKey, _Poll] = {}
         self._statuses: ThreadWatch | None = None
         self._catch_up: ThreadWatch | None = None
@@ -101,8 +117,23 @@ class LongPolls:
         Raises what the read raises (``ThreadNotFound``, ``StoreUnavailable``). A
         caller cancelled (its client gone) leaves at once; the poll stops with its last
         waiter. ``respond``: the caller's way to send its response, for the poll to
-        answer it itself (``delivery``); it was used when it has been called."""
+        answer it itself (``delivery``); it was used when it has been called.
 
+        Past the cap on held requests (``held``), the answer now, without holding."""
+        with self.held.hold() as held:
+            if not held:
+                return await self.service.read(thread_id, run_id, user_id=user_id)
+            return await self._hold(thread_id, run_id, seconds, changed, user_id, respond)
+
+    async def _hold(
+        self,
+        thread_id: str,
+        run_id: str | None,
+        seconds: float,
+        changed: Callable[[FinalAnswer], bool] | None,
+        user_id: str | None,
+        respond: Respond | None,
+    ) -> FinalAnswer:
         def accepts(answer: FinalAnswer) -> bool:
             return answer.complete or (changed is not None and changed(answer))
 
@@ -117,6 +148,7 @@ class LongPolls:
             poll.task = asyncio.create_task(self._run(key, poll))
         poll.waiters += 1
         parked = None if respond is None else Parked(accepts, respond)
+        fresh_from: int | None = None  # time is up: the read that answers, and later
         try:
             judged: object = None
             while True:
@@ -129,16 +161,29 @@ class LongPolls:
                     if accepts(outcome):
                         return outcome
                     judged = outcome
+                if not isinstance(outcome, FinalAnswer):
+                    # The first read is awaited past the wait: it has its own deadline.
+                    await asyncio.wait((poll.published,))
+                    continue
+                if fresh_from is not None:
+                    if poll.outcome_read >= fresh_from:
+                        return outcome
+                    await asyncio.wait((poll.published,))
+                    continue
                 remaining = deadline - loop.time()
-                if isinstance(outcome, FinalAnswer) and remaining <= 0:
-                    return outcome
-                # The first read is awaited past the wait: it has its own deadline.
-                timeout = remaining if isinstance(outcome, FinalAnswer) else None
-                if parked is not None and isinstance(outcome, FinalAnswer):
+                if remaining <= 0:
+                    # What was published may be as old as the last wake: a change no
+                    # watch reported since would go unseen. Ask for a read begun now.
+                    if parked is not None:
+                        poll.parking.leave(parked)
+                    fresh_from = poll.reads + 1
+                    poll.refresh.set()
+                    continue
+                if parked is not None:
                     poll.parking.park(parked)  # from now on the poll answers it
-                    await asyncio.wait((parked.woken,), timeout=timeout)
+                    await asyncio.wait((parked.woken,), timeout=remaining)
                 else:
-                    await asyncio.wait((poll.published,), timeout=timeout)
+                    await asyncio.wait((poll.published,), timeout=remaining)
         finally:
             if parked is not None:
                 poll.parking.leave(parked)
@@ -158,22 +203,25 @@ class LongPolls:
                 status_token = statuses.token(thread_id) if statuses is not None else UNSEEN
                 catch_up = self._catch_up
                 catch_up_token = catch_up.token(thread_id) if catch_up is not None else UNSEEN
+                read = poll.begin_read()
                 try:
                     self.reads += 1
-                    poll.reads += 1
                     answer, server_lags = await self.service._read(thread_id, run_id, user_id)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # every waiter hears it, as a lone read would
-                    await poll.publish(exc)
+                    await poll.publish(exc, read)
                     return
-                await poll.publish(answer)
+                await poll.publish(answer, read)
                 if answer.complete:
                     return
+                if poll.refresh.is_set():
+                    continue  # a waiter's time ran out during the read: read again now
                 if server_lags:
-                    await self._until_server_catches_up(thread_id, answer, catch_up_token)
+                    change = self._until_server_catches_up(thread_id, answer, catch_up_token)
                 else:
-                    await self._until_changed(thread_id, answer, token, status_token)
+                    change = self._until_changed(thread_id, answer, token, status_token)
+                await _first_of(change, poll.refresh.wait())
         finally:
             if self._polls.get(key) is poll:
                 del self._polls[key]
@@ -186,15 +234,17 @@ class LongPolls:
             await asyncio.sleep(API_POLL_SECONDS)
             return
         cap = STORE_POLL_SECONDS
+        statuses = self._status_watch()
         if answer.source == "api":
-            # Read through the API because the store lacks the thread (its first
-            # checkpoint is not written) or cannot be read: the watch sees the first
-            # case end; only the second needs the API polled.
+            # Read through the API because the store lacks the thread or cannot be
+            # read. Inside the server the store lacks it until its first checkpoint,
+            # which the watch sees, and the status watch sees the run end. Outside, the
+            # API's server may keep the thread in a store of its own, which nothing
+            # here watches: only polling the API sees it change.
             watch = getattr(direct, "watch", None)
-            if watch is None or watch.readable is not True:
+            if watch is None or watch.readable is not True or statuses is None:
                 cap = API_POLL_SECONDS
         waits = [asyncio.ensure_future(direct.wait_for_change(thread_id, token, cap))]
-        statuses = self._status_watch()
         if statuses is not None and api_thread_id(thread_id):  # others: no status to watch
             waits.append(asyncio.ensure_future(statuses.wait(thread_id, status_token, cap)))
         try:
@@ -297,6 +347,16 @@ class LongPolls:
         for watch in (self._statuses, self._catch_up):
             if watch is not None:
                 await watch.close()
+
+
+async def _first_of(*awaitables: Awaitable[object]) -> None:
+    """Until the first of ``awaitables`` is done; the others are cancelled."""
+    tasks = [asyncio.ensure_future(awaitable) for awaitable in awaitables]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
 
 
 def _as_server() -> None:

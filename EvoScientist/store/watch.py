@@ -33,9 +33,12 @@ UNSEEN = -1
 class ThreadWatch:
     """Each thread's last signature and a generation that moves whenever a new one is
     seen. A caller takes ``token`` before its read and waits on it after: a new
-    signature seen since (by a check, or by another read) wakes it at once. The first
-    signature a read reports is the baseline, not a change (its caller read that very
-    state); the first one a check finds is a change (nobody knows what the caller read).
+    signature seen since wakes it at once, whoever saw it first — a check, or any read
+    of the thread (``remember``). A read that sees a new head first records it, so the
+    next check finds nothing new: the read must wake the waiters itself, or the wake is
+    lost (issue 20 §2). A caller whose token found the thread unseen cannot tell its own
+    read's report from another's: any signature seen since counts as a change, and it
+    reads once more (the next token is known).
     """
 
     def __init__(self, heads: HeadsQuery, next_change: NextChange, *, idle_cap: float) -> None:
@@ -44,7 +47,7 @@ class ThreadWatch:
         self._idle_cap = idle_cap
         self._seen: LruCache[str, tuple[Hashable, int]] = LruCache(KNOWN_SIGNATURES)
         self._waiters: dict[str, int] = {}
-        self._checked: dict[str, asyncio.Future[None]] = {}
+        self._wakes: dict[str, asyncio.Future[None]] = {}
         self._task: asyncio.Task[None] | None = None
         self._kick: asyncio.Future[None] | None = None
         self.checks = 0  # batched head queries run (for tests and benchmarks)
@@ -65,28 +68,26 @@ class ThreadWatch:
         return UNSEEN if known is None else known[1]
 
     def remember(self, thread_id: str, signature: Hashable) -> None:
-        """A read saw this signature."""
-        self._record(thread_id, signature, first=0)
+        """A read saw this signature: the thread's waiters wake if it is new."""
+        self._record(thread_id, signature)
 
-    def _record(self, thread_id: str, signature: Hashable, *, first: int) -> bool:
-        """Whether the thread's signature is new (seen for the first time, or moved)."""
+    def _record(self, thread_id: str, signature: Hashable) -> None:
+        """A signature seen for the first time, or one that moved, wakes the thread's
+        waiters, whichever path saw it."""
         known = self._seen.get(thread_id)
-        if known is None:
-            self._seen.put(thread_id, (signature, first))
-            return True
-        if known[0] != signature:
-            self._seen.put(thread_id, (signature, known[1] + 1))
-            return True
-        return False
+        if known is not None and known[0] == signature:
+            return
+        self._seen.put(thread_id, (signature, 0 if known is None else known[1] + 1))
+        woken = self._wakes.pop(thread_id, None)
+        if woken is not None and not woken.done():
+            woken.set_result(None)
 
     def _moved(self, thread_id: str, since: int) -> bool | None:
         """Whether the thread changed since the token; None while nothing is known."""
         current = self._generation(thread_id)
         if since != UNSEEN:
             return current != since
-        if current == UNSEEN:
-            return None
-        return current != 0  # 0: only the caller's own read has reported it
+        return None if current == UNSEEN else True
 
     async def wait(self, thread_id: str, since: int, timeout: float) -> None:
         """Return once a signature other than the one at ``since`` (a ``token``) is seen
@@ -103,11 +104,11 @@ class ThreadWatch:
             elif new and self._kick is not None and not self._kick.done():
                 self._kick.set_result(None)  # check the newcomer now, not at the next change
             while (remaining := deadline - loop.time()) > 0:
-                checked = self._checked.get(thread_id)
-                if checked is None or checked.done():
-                    checked = self._checked[thread_id] = loop.create_future()
-                await asyncio.wait((checked,), timeout=remaining)
-                if not checked.done():
+                woken = self._wakes.get(thread_id)
+                if woken is None or woken.done():
+                    woken = self._wakes[thread_id] = loop.create_future()
+                await asyncio.wait((woken,), timeout=remaining)
+                if not woken.done():
                     return  # time is up
                 if self._moved(thread_id, since) is not False:
                     return  # moved, or a first check found it: the caller reads again
@@ -115,9 +116,9 @@ class ThreadWatch:
             self._waiters[thread_id] -= 1
             if not self._waiters[thread_id]:
                 del self._waiters[thread_id]
-                checked = self._checked.pop(thread_id, None)
-                if checked is not None and not checked.done():
-                    checked.cancel()
+                woken = self._wakes.pop(thread_id, None)
+                if woken is not None and not woken.done():
+                    woken.cancel()
 
     async def _run(self) -> None:
         while self._waiters:
@@ -135,10 +136,7 @@ class ThreadWatch:
                     # Only a thread whose signature is new has waiters to wake: the
                     # others would look, find nothing moved and sleep again (with a
                     # hundred threads watched, that was most of the idle cost).
-                    if self._record(thread_id, heads.get(thread_id), first=1):
-                        checked = self._checked.pop(thread_id, None)
-                        if checked is not None and not checked.done():
-                            checked.set_result(None)
+                    self._record(thread_id, heads.get(thread_id))
             if not self._waiters:
                 break
             await self._until_change()
