@@ -23,6 +23,9 @@ JS_STAMP := $(JS)/node_modules/.installed
 # NEWEST_SDK), installed with `npm install --no-save` into a prefix of its own, so the
 # lockfile stays on the version it pins. Its react and @langchain/core are clients/js's.
 JS_SDK := $(shell sed -n 's/^NEWEST_SDK = "\(.*\)"$$/\1/p' tests/jstools.py)
+ifeq ($(JS_SDK),)
+$(error tests/jstools.py names no NEWEST_SDK)
+endif
 JS_SDK_DIR := $(JS)/node_modules/.sdk/$(JS_SDK)
 JS_SDK_STAMP := $(JS_SDK_DIR)/.installed
 
@@ -37,7 +40,7 @@ $(JS_STAMP): $(JS)/package.json $(JS)/package-lock.json
 		cd $(JS) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
 	else echo "npm not found: the JS tests will skip"; fi
 
-$(JS_SDK_STAMP): $(JS_STAMP) tests/jstools.py
+$(JS_SDK_STAMP): $(JS_STAMP)
 	@if command -v npm >/dev/null; then \
 		mkdir -p $(JS_SDK_DIR) && npm install --no-save --no-audit --no-fund --loglevel=error \
 			--legacy-peer-deps --prefix $(JS_SDK_DIR) @langchain/langgraph-sdk@$(JS_SDK) \

@@ -165,6 +165,8 @@ def _check(code: int, output: str, proxies: dict[str, FaultProxy], context: str)
         assert proxy.stats.fired >= 1, f"{name}: the fault never broke a stream; {context}"
 
 
+# streamWithRecovery streams with fetch and imports no SDK: the lockfile's SDK only.
+@pytest.mark.parametrize("sdk", jstools.sdk_params(__name__)[:1], indirect=True)
 async def test_stream_with_recovery_through_every_fault(
     node: str, sdk: dict[str, str], servers: tuple[DevServer, DevServer]
 ) -> None:
