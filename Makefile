@@ -19,6 +19,15 @@ TEST_WORKERS ?= 3
 # tests skip (and fail under CI, whose .ci/run installs node and npm).
 JS := clients/js
 JS_STAMP := $(JS)/node_modules/.installed
+# The JS suites also run on the newest @langchain/langgraph-sdk 1.x (tests/jstools.py's
+# NEWEST_SDK), installed with `npm install --no-save` into a prefix of its own, so the
+# lockfile stays on the version it pins. Its react and @langchain/core are clients/js's.
+JS_SDK := $(shell sed -n 's/^NEWEST_SDK = "\(.*\)"$$/\1/p' tests/jstools.py)
+ifeq ($(JS_SDK),)
+$(error tests/jstools.py names no NEWEST_SDK)
+endif
+JS_SDK_DIR := $(JS)/node_modules/.sdk/$(JS_SDK)
+JS_SDK_STAMP := $(JS_SDK_DIR)/.installed
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,12 +40,19 @@ $(JS_STAMP): $(JS)/package.json $(JS)/package-lock.json
 		cd $(JS) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
 	else echo "npm not found: the JS tests will skip"; fi
 
-install: $(STAMP) $(JS_STAMP)
+$(JS_SDK_STAMP): $(JS_STAMP)
+	@if command -v npm >/dev/null; then \
+		mkdir -p $(JS_SDK_DIR) && npm install --no-save --no-audit --no-fund --loglevel=error \
+			--legacy-peer-deps --prefix $(JS_SDK_DIR) @langchain/langgraph-sdk@$(JS_SDK) \
+		&& touch $(JS_SDK_STAMP); \
+	else echo "npm not found: the JS tests will skip"; fi
+
+install: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP)
 
 dev: $(STAMP)
 	$(BIN)/langgraph dev --no-browser --host 127.0.0.1 --port $(PORT)
 
-test: $(STAMP) $(JS_STAMP)
+test: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP)
 	$(BIN)/ruff check EvoScientist tests
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
@@ -52,7 +68,7 @@ layer-table: $(STAMP)
 	EVOSCIENTIST_LAYER_TABLE=docs/webui-layer-table.md $(BIN)/python -m pytest -q tests/test_recovery_layers.py
 
 # What a browser shows per fault: bare useStream vs useStreamWithRecovery (docs/webui-browser-table.md).
-webui-browser-table: $(STAMP) $(JS_STAMP)
+webui-browser-table: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP)
 	EVOSCIENTIST_BROWSER_TABLE=docs/webui-browser-table.md $(BIN)/python -m pytest -q tests/test_browser_recovery.py -k measure
 
 # Timings, not tests: medians side by side, written to docs/benchmarks.md (~10 min).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import subprocess
 import threading
 import time
@@ -33,13 +34,15 @@ RUN_TIMEOUT_S = 60.0
 SUBMIT = "q => { window.chat.submit(q); }"
 
 
-def build_page(node: str, outdir: Path) -> Path:
-    """Bundle the page with esbuild (clients/js's devDependency)."""
+def build_page(node: str, outdir: Path, env: dict[str, str] | None = None) -> Path:
+    """Bundle the pages with esbuild (clients/js's devDependency); ``env``:
+    ``jstools.sdk_env`` for an SDK other than the lockfile's."""
     subprocess.run(
         [node, str(PAGE_SOURCE / "build.mjs"), str(outdir)],
         check=True,
         capture_output=True,
         timeout=120,
+        env={**os.environ, **(env or {})},
     )
     return outdir
 
@@ -221,3 +224,41 @@ async def _shown_within(
     except PlaywrightTimeout:
         return None
     return time.monotonic() - ended
+
+
+# ---- token streaming: what the page shows while a run streams
+
+WATCH_TEXTS = """() => {
+  // Every text each message shows, as the user could see it: a mutation observer's
+  // callback runs once per task, before the browser paints.
+  window.shownTexts = {};
+  const record = () => {
+    for (const node of document.querySelectorAll(".msg[data-id] .text")) {
+      const id = node.parentElement.dataset.id;
+      (window.shownTexts[id] ??= []).push(node.textContent);
+    }
+  };
+  new MutationObserver(record).observe(document.getElementById("root"), {
+    subtree: true, childList: true, characterData: true,
+  });
+}"""
+
+
+async def watch_texts(page: Page) -> None:
+    """From now on, record every text each message of the page shows."""
+    await page.evaluate(WATCH_TEXTS)
+
+
+async def distinct_lengths(page: Page, message_id: str | None) -> int:
+    """How many distinct non-empty text lengths the message showed since watch_texts."""
+    texts = await page.evaluate("([id]) => window.shownTexts[id] ?? []", [message_id])
+    return len({len(text) for text in texts if text})
+
+
+async def stream_modes(api: str, thread_id: str, run_id: str) -> list[str]:
+    """The stream modes the run was asked for, as the server recorded them."""
+    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
+        response = await http.get(f"/threads/{thread_id}/runs/{run_id}")
+        response.raise_for_status()
+        modes = response.json()["kwargs"]["stream_mode"]
+        return sorted([modes] if isinstance(modes, str) else modes)

@@ -6,11 +6,13 @@ connections. A missing tool skips the test with the reason — except under CI
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,3 +103,46 @@ class OneRequestProxy(FaultProxy):
         sent = await super()._downstream(reader, writer, rest, slot)
         self.stats.downstream_bytes[slot] = len(head) + sent
         return len(head) + sent
+
+
+# ---- the SDK matrix: the JS suites run on every @langchain/langgraph-sdk they name here.
+# The lockfile's SDK sits in clients/js/node_modules; the newest 1.x is installed by
+# `make install` (`npm install --no-save`) into a prefix of its own under node_modules,
+# so the lockfile stays on the first. Bump NEWEST_SDK when a newer 1.x is out.
+NEWEST_SDK = "1.15.0"
+SDK_PREFIXES = NODE_MODULES / ".sdk"
+SDK_PACKAGE = Path("node_modules") / "@langchain" / "langgraph-sdk" / "package.json"
+
+
+def locked_sdk() -> str:
+    """The SDK version clients/js's lockfile installs (its devDependency)."""
+    manifest = json.loads((PACKAGE / "package.json").read_text())
+    return str(manifest["devDependencies"]["@langchain/langgraph-sdk"])
+
+
+SDKS = (locked_sdk(), NEWEST_SDK)
+
+
+def sdk_env(version: str) -> dict[str, str]:
+    """Environment that makes the JS tests and the page's bundle (tests/browser/build.mjs,
+    clients/js/test/live/sdk-dir.mjs) import SDK ``version``; {} for the lockfile's."""
+    if version == locked_sdk():
+        return {}
+    prefix = SDK_PREFIXES / version
+    manifest = prefix / SDK_PACKAGE
+    if not manifest.exists():
+        missing(f"@langchain/langgraph-sdk {version} is not installed in {prefix} (make install)")
+    installed = json.loads(manifest.read_text())["version"]
+    assert installed == version, f"{prefix} holds SDK {installed}, not {version}"
+    return {"EVOSCI_SDK_DIR": str(prefix)}
+
+
+def sdk_params(module: str) -> list[Any]:
+    """``SDKS`` as pytest params of ``module``'s SDK fixture, each in its own xdist group:
+    a module run on two SDKs splits over two workers instead of doubling one's time."""
+    return [
+        pytest.param(
+            version, id=f"sdk-{version}", marks=pytest.mark.xdist_group(f"{module}[{version}]")
+        )
+        for version in SDKS
+    ]

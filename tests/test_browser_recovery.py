@@ -4,7 +4,11 @@ submit options), served from another origin than a real ``langgraph dev`` and lo
 headless Debian chromium; a fault-injecting proxy breaks the page's streams.
 
 For every fault, 1 s after each run's end the page shows exactly the route's
-``format=text`` answer, no prefix of it twice, and the run's tool call.
+``format=text`` answer, no prefix of it twice, and the run's tool call. On a healthy run
+the hook changes nothing the user sees: a page reading only ``messages`` streams the
+answer token by token as with bare ``useStream``.
+
+Every test runs on each SDK of ``jstools.SDKS`` (the lockfile's and the newest 1.x).
 
 Set ``EVOSCIENTIST_BROWSER_TABLE=path`` to also measure bare ``useStream`` (with
 langgraph's default CORS, and with ``Location`` exposed) and write the table
@@ -22,6 +26,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -32,10 +37,16 @@ from tests.browser_page import (
     SUBMIT,
     Shown,
     build_page,
+    distinct_lengths,
+    nth_run,
     open_chat,
+    run_end,
     shown_after_run,
     squash,
     static_site,
+    stream_modes,
+    thread_of,
+    watch_texts,
 )
 from tests.proxy import Fault, FaultProxy
 from tests.servers import DevServer, langgraph_dev
@@ -108,9 +119,17 @@ def server(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[DevS
         yield dev
 
 
+@pytest.fixture(scope="module", params=jstools.sdk_params(__name__))
+def sdk(request: pytest.FixtureRequest) -> str:
+    """The @langchain/langgraph-sdk version the pages are bundled with."""
+    return str(request.param)
+
+
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[str]:
-    page = build_page(node, tmp_path_factory.mktemp("page"))
+def site(tmp_path_factory: pytest.TempPathFactory, node: str, sdk: str) -> Iterator[str]:
+    page = build_page(node, tmp_path_factory.mktemp("page"), jstools.sdk_env(sdk))
+    bundled = json.loads((page / "sdk.json").read_text())["version"]
+    assert bundled == sdk, f"the pages bundle SDK {bundled}, not {sdk}"
     with static_site(page) as url:
         yield url
 
@@ -194,6 +213,66 @@ async def test_the_page_shows_the_route_answer_after_every_fault(
     # The thread goes on from the recovered turn: earlier answers are still shown.
     for earlier in shown[:-1]:
         assert earlier.head in squash(shown[-1].body), f"a turn was lost; {context}"
+
+
+# ---- a healthy run streams as with bare useStream
+
+STREAMED_RUNS = 2  # the second run shows what the first one's settling asked for
+
+
+async def _streamed(
+    browser: Browser, site: str, api: DevServer, hook: str, reads: str
+) -> list[dict[str, Any]]:
+    """Per run of one page reading only ``reads``: the distinct lengths the answer showed,
+    the stream modes the run asked for, and the answer shown 1 s after its end."""
+    context = await browser.new_context()
+    try:
+        page = await context.new_page()
+        await page.goto(f"{site}/streaming.html?api={api.url}&hook={hook}&reads={reads}")
+        await page.wait_for_function("() => window.chat !== undefined")
+        runs: list[dict[str, Any]] = []
+        for n in range(1, STREAMED_RUNS + 1):
+            await watch_texts(page)
+            question = f"Streaming question {next(_questions):04d}: which control group fits?"
+            await page.evaluate(SUBMIT, question)
+            thread_id = await thread_of(page)
+            run_id = await nth_run(api.url, thread_id, n)
+            _, expected, message_id = await run_end(api.url, thread_id, run_id)
+            await asyncio.sleep(1.0)
+            shown = await page.evaluate(
+                "([id]) => document.querySelector(`.msg[data-id='${id}'] .text`)?.textContent",
+                [message_id],
+            )
+            runs.append(
+                {
+                    "lengths": await distinct_lengths(page, message_id),
+                    "modes": await stream_modes(api.url, thread_id, run_id),
+                    "exact": shown == expected,
+                    "chars": len(expected),
+                }
+            )
+        return runs
+    finally:
+        await context.close()
+
+
+@pytest.mark.parametrize("reads", ["messages", "values"])
+async def test_a_healthy_run_streams_as_with_bare_use_stream(
+    reads: str, browser: Browser, site: str, server: DevServer
+) -> None:
+    """The SDK asks for the stream modes of the fields the page reads: through the hook,
+    a page reading only ``messages`` must still get ``messages-tuple`` (tokens), and one
+    reading only ``values`` must get no more than bare ``useStream`` gives it."""
+    bare = await _streamed(browser, site, server, "bare", reads)
+    hook = await _streamed(browser, site, server, "recovery", reads)
+    context = f"reads {reads}: bare {bare}; useStreamWithRecovery {hook}"
+    print(context)
+    if reads == "messages":
+        assert all(run["lengths"] >= 10 for run in bare), f"bare never streamed; {context}"
+    for with_bare, with_hook in zip(bare, hook, strict=True):
+        assert with_hook["modes"] == with_bare["modes"], context
+        assert with_hook["lengths"] * 2 >= with_bare["lengths"], context
+        assert with_hook["exact"] and with_bare["exact"], context
 
 
 # ---- the measured table (docs/webui-integration.md)

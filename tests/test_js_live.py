@@ -4,7 +4,9 @@ fault-injecting proxies in front of a real ``langgraph dev`` — and across a se
 restart mid-run.
 
 The proxies live in this event loop, so node runs as an asyncio subprocess while they
-serve (clients/js/test/live/*.test.mjs read their URLs from the environment).
+serve (clients/js/test/live/*.test.mjs read their URLs from the environment). Every test
+runs on each SDK of ``jstools.SDKS`` (the lockfile's and the newest 1.x): node imports
+the one selected through clients/js/test/live/sdk-dir.mjs.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from tests.servers import DevServer, free_port, langgraph_dev, new_thread, stop
 pytestmark = pytest.mark.e2e
 
 LIVE = jstools.PACKAGE / "test" / "live"
+SDK_DIR = LIVE / "sdk-dir.mjs"  # node --import: the SDK of the matrix, by EVOSCI_SDK_DIR
 ASSISTANT = "EvoScientist"
 SERVER_ENV = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0.01"}
 STALL_TIMEOUT_MS = 2000
@@ -79,8 +82,14 @@ def _enter_all(managers: list[AbstractContextManager[DevServer]]) -> Iterator[li
         yield entered
 
 
+@pytest.fixture(scope="module", params=jstools.sdk_params(__name__))
+def sdk(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The environment that makes node import SDK ``request.param``."""
+    return {**jstools.sdk_env(request.param), "EVOSCI_SDK_VERSION": request.param}
+
+
 @pytest.fixture(scope="module")
-def node() -> str:
+def node(sdk: dict[str, str]) -> str:
     return jstools.node()
 
 
@@ -117,14 +126,21 @@ async def _sdk_stream_bytes(server: DevServer) -> int:
         return max(proxy.stats.downstream_bytes)
 
 
-async def _run_node(node: str, test_file: Path, env: dict[str, str]) -> tuple[int, str]:
+async def _run_node(
+    node: str,
+    test_file: Path,
+    env: dict[str, str],
+    sdk: dict[str, str],
+) -> tuple[int, str]:
     process = await asyncio.create_subprocess_exec(
         node,
+        "--import",
+        str(SDK_DIR),
         "--test",
         "--test-concurrency=1",
         str(test_file),
         cwd=jstools.PACKAGE,
-        env={**os.environ, **env},
+        env={**os.environ, **sdk, **env},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
@@ -149,8 +165,10 @@ def _check(code: int, output: str, proxies: dict[str, FaultProxy], context: str)
         assert proxy.stats.fired >= 1, f"{name}: the fault never broke a stream; {context}"
 
 
+# streamWithRecovery streams with fetch and imports no SDK: the lockfile's SDK only.
+@pytest.mark.parametrize("sdk", jstools.sdk_params(__name__)[:1], indirect=True)
 async def test_stream_with_recovery_through_every_fault(
-    node: str, servers: tuple[DevServer, DevServer]
+    node: str, sdk: dict[str, str], servers: tuple[DevServer, DevServer]
 ) -> None:
     direct, no_route = servers
     thread_id = await new_thread(direct.url)
@@ -169,6 +187,7 @@ async def test_stream_with_recovery_through_every_fault(
                 "EVOSCI_NO_ROUTE_URL": no_route.url,
                 "EVOSCI_STALL_TIMEOUT_MS": str(STALL_TIMEOUT_MS),
             },
+            sdk,
         )
     finally:
         for proxy in proxies.values():
@@ -181,7 +200,7 @@ async def test_stream_with_recovery_through_every_fault(
 
 
 async def test_js_sdk_client_settles_through_every_fault(
-    node: str, servers: tuple[DevServer, DevServer]
+    node: str, sdk: dict[str, str], servers: tuple[DevServer, DevServer]
 ) -> None:
     direct, _ = servers
     total = await _sdk_stream_bytes(direct)
@@ -197,6 +216,7 @@ async def test_js_sdk_client_settles_through_every_fault(
             node,
             LIVE / "sdk-client.test.mjs",
             {"EVOSCI_DIRECT_URL": direct.url, "EVOSCI_SDK_PROXIES": json.dumps(spec)},
+            sdk,
         )
     finally:
         for proxy in proxies.values():
@@ -210,7 +230,9 @@ async def test_js_sdk_client_settles_through_every_fault(
     assert two.stats.fired == 2, f"both runs' streams were cut; {context}"
 
 
-async def test_js_sdk_client_across_a_server_restart(tmp_path: Path, node: str) -> None:
+async def test_js_sdk_client_across_a_server_restart(
+    tmp_path: Path, node: str, sdk: dict[str, str]
+) -> None:
     work, data, port = tmp_path / "work", tmp_path / "data", free_port()
     slow = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0.05"}
     flag = tmp_path / f"started-{uuid.uuid4().hex}"
@@ -220,6 +242,7 @@ async def test_js_sdk_client_across_a_server_restart(tmp_path: Path, node: str) 
                 node,
                 LIVE / "sdk-client.test.mjs",
                 {"EVOSCI_RESTART_URL": first.url, "EVOSCI_RESTART_SIGNAL": str(flag)},
+                sdk,
             )
         )
         while not flag.exists():  # the answer has started streaming
@@ -250,7 +273,7 @@ ONCE_TIMINGS: dict[str, Fault] = {
 
 
 async def test_js_submits_cut_before_the_response_make_one_run(
-    node: str, servers: tuple[DevServer, DevServer]
+    node: str, sdk: dict[str, str], servers: tuple[DevServer, DevServer]
 ) -> None:
     direct, _ = servers
     cases = [(timing, client) for timing in ONCE_TIMINGS for client in ("sdk", "stream")]
@@ -270,9 +293,15 @@ async def test_js_submits_cut_before_the_response_make_one_run(
             node,
             LIVE / "once.test.mjs",
             {"EVOSCI_DIRECT_URL": direct.url, "EVOSCI_ONCE_PROXIES": json.dumps(spec)},
+            sdk,
         )
     finally:
         for proxy in proxies.values():
             await proxy.stop()
     report = {name: vars(proxy.stats) for name, proxy in proxies.items()}
     _check(code, output, proxies, f"proxies {json.dumps(report)}\n--- node --test ---\n{output}")
+
+
+async def test_the_live_tests_import_the_sdk_under_test(node: str, sdk: dict[str, str]) -> None:
+    code, output = await _run_node(node, LIVE / "sdk-version.test.mjs", {}, sdk)
+    assert code == 0 and "# pass 1" in output, output

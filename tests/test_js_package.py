@@ -4,9 +4,11 @@ its hand-written declarations under ``tsc --noEmit``, and what ``npm pack`` woul
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 from tests import jstools
 
@@ -63,3 +65,39 @@ def test_the_lockfile_names_no_registry() -> None:
     # No download address (funding links to authors' pages are not one).
     assert not re.search(r"https?://[^\"/]*(registry|npm)", lock), "a registry host"
     assert "omit-lockfile-registry-resolved=true" in (jstools.PACKAGE / ".npmrc").read_text()
+
+
+def test_unit_tests_and_declarations_on_the_newest_sdk(tmp_path: Path) -> None:
+    """The two tests above again, importing ``jstools.NEWEST_SDK`` instead of the
+    lockfile's SDK: node through test/live/sdk-dir.mjs, tsc through ``paths``."""
+    node = jstools.node()
+    env = jstools.sdk_env(jstools.NEWEST_SDK)
+    prefix = Path(env["EVOSCI_SDK_DIR"]) / "node_modules" / "@langchain" / "langgraph-sdk"
+    units = sorted(str(path) for path in (jstools.PACKAGE / "test").glob("*.test.mjs"))
+    loader = str(jstools.PACKAGE / "test" / "live" / "sdk-dir.mjs")
+    version = str(jstools.PACKAGE / "test" / "live" / "sdk-version.test.mjs")
+    result = subprocess.run(
+        [node, "--import", loader, "--test", version, *units],
+        cwd=jstools.PACKAGE,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **env, "EVOSCI_SDK_VERSION": jstools.NEWEST_SDK},
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and "# fail 0" in output and "# skipped 0" in output, output
+    config = {
+        "extends": str(jstools.PACKAGE / "tsconfig.json"),
+        "compilerOptions": {
+            "paths": {
+                "@langchain/langgraph-sdk": [str(prefix / "dist" / "index.d.ts")],
+                "@langchain/langgraph-sdk/react": [str(prefix / "dist" / "react" / "index.d.ts")],
+            }
+        },
+        "files": [str(jstools.PACKAGE / "test" / "types" / "usage.ts")],
+    }
+    (tmp_path / "tsconfig.json").write_text(json.dumps(config))
+    tsc = jstools.NODE_MODULES / "typescript" / "bin" / "tsc"
+    result = _run(node, str(tsc), "--noEmit", "--traceResolution", "-p", str(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"resolved to '{prefix / 'dist' / 'react' / 'index.d.ts'}'" in result.stdout

@@ -1,8 +1,10 @@
 // Bundles app.jsx with esbuild: `node build.mjs OUTDIR`. The package is resolved as an
 // app resolves it (through its package.json `exports`): from clients/js, or — with
 // EVOSCI_PAGE_NODE_MODULES set — from an app's node_modules where its tarball was
-// installed beside the SDK, as an outside user has it.
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+// installed beside the SDK, as an outside user has it. With EVOSCI_SDK_DIR set (a prefix
+// where another @langchain/langgraph-sdk was installed, see tests/jstools.py), every
+// import of the SDK, the package's own included, takes that one.
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,18 +27,52 @@ if (external) {
   nodePaths = [modules, join(pkg, "node_modules")];
 }
 
-await build({
-  entryPoints: [join(here, "app.jsx")],
+// The SDK resolved from its prefix; what it imports (react, @langchain/core) still
+// resolves from clients/js, so the page keeps one React.
+const sdkDir = process.env.EVOSCI_SDK_DIR;
+const SDK = /^@langchain\/langgraph-sdk(\/.*)?$/;
+const plugins = sdkDir
+  ? [
+      {
+        name: "sdk-dir",
+        setup(build) {
+          build.onResolve({ filter: SDK }, (args) =>
+            args.pluginData === "sdk-dir"
+              ? undefined
+              : build.resolve(args.path, {
+                  kind: args.kind,
+                  resolveDir: resolve(sdkDir),
+                  pluginData: "sdk-dir",
+                }),
+          );
+        },
+      },
+    ]
+  : [];
+
+// Pages: app.jsx (the WebUI's shape), streaming.jsx (one field read, for token streaming).
+const PAGES = { index: "app", streaming: "streaming" };
+const { metafile } = await build({
+  entryPoints: Object.values(PAGES).map((name) => join(here, `${name}.jsx`)),
   bundle: true,
   format: "esm",
   jsx: "automatic",
-  outfile: join(outdir, "app.js"),
+  outdir,
   nodePaths,
+  plugins,
+  metafile: true,
   define: { "process.env.NODE_ENV": '"production"' },
   logLevel: "warning",
 });
-writeFileSync(
-  join(outdir, "index.html"),
-  '<!doctype html><meta charset="utf-8"><title>chat</title><div id="root"></div><script type="module" src="app.js"></script>\n',
-);
+for (const [html, name] of Object.entries(PAGES)) {
+  writeFileSync(
+    join(outdir, `${html}.html`),
+    `<!doctype html><meta charset="utf-8"><title>chat</title><div id="root"></div><script type="module" src="${name}.js"></script>\n`,
+  );
+}
+// Which SDK went into the pages (sdk.json), so a test can check the matrix is real.
+const sdkFile = Object.keys(metafile.inputs).find((path) => path.includes("@langchain/langgraph-sdk/dist/"));
+const sdkRoot = sdkFile.slice(0, sdkFile.indexOf("/dist/"));
+const { version } = JSON.parse(readFileSync(resolve(sdkRoot, "package.json"), "utf8"));
+writeFileSync(join(outdir, "sdk.json"), JSON.stringify({ version }) + "\n");
 console.log(outdir);

@@ -1,0 +1,256 @@
+// The run tracker behind `useStreamWithRecovery`: follows each run one hook instance
+// streams (a submit, a join, the SDK's own rejoin after a reload) through the
+// final-answer route from the moment its id is known, and keeps what the page must show
+// once the route says the run is over. Framework-free: the hook feeds it the SDK's
+// callbacks and loading flag, and reads `final`, `answers` and `recovery` back.
+
+import { ThreadGone } from "./errors.js";
+import { findRun, settleFinalAnswer } from "./settle.js";
+import { answerText } from "./text.js";
+
+/** How long a stream may go on after the route said its run is over before it is ended:
+ * by then it can only be stalled or replaying (the SDK retries a cut up to ~20 s). */
+export const STREAM_GRACE_MS = 300;
+
+export const IDLE_RECOVERY = Object.freeze({
+  status: "idle",
+  complete: false,
+  recovered: false,
+  error: null,
+});
+
+export function runStorage(reconnectOnMount) {
+  if (typeof window === "undefined") return null;
+  if (reconnectOnMount === true) return window.sessionStorage;
+  if (typeof reconnectOnMount === "function") return reconnectOnMount();
+  return null;
+}
+
+/** The SDK's own key for the run a `reconnectOnMount` hook rejoins. */
+export function rejoinKey(threadId) {
+  return `lg:stream:${threadId}`;
+}
+
+export function routeHeaders(options) {
+  const headers = { ...(options.defaultHeaders || {}) };
+  if (options.apiKey) headers["x-api-key"] = options.apiKey;
+  return headers;
+}
+
+/**
+ * Follows the runs of one hook instance. Lives in a ref: React state only carries what
+ * the page renders (`version` bumps re-render it).
+ */
+export class RunTracker {
+  constructor(rerender) {
+    this.rerender = rerender;
+    this.threadId = null;
+    this.run = null; // {threadId, runId, requestId, controller, streaming, dropError}
+    this.answers = new Map(); // message id → authoritative text, for this thread
+    this.final = null; // {threadId, runId, answer, messages}
+    this.recovery = IDLE_RECOVERY;
+    this.stopping = false;
+    this.config = null; // {apiUrl, headers, maxWaitMs, client, storage, stop, messagesKey}
+    // The SDK's values as the app last read them through the view. Never read from the
+    // SDK here: in SDK 1.9+ each field read adds stream modes to the next run, and the
+    // tracker must not ask for a mode the app did not (see stream-view.js).
+    this.streamValues = null;
+  }
+
+  setRecovery(next) {
+    this.recovery = Object.freeze({ ...this.recovery, ...next });
+    this.rerender();
+  }
+
+  switchThread(threadId) {
+    if (threadId === this.threadId) return;
+    const run = this.run;
+    if (run && run.streaming && run.threadId == null) {
+      // The submit that started this run created the thread: same run, now named.
+      run.threadId = threadId;
+      this.threadId = threadId;
+      return;
+    }
+    if (run) {
+      run.controller.abort();
+      this.run = null;
+    }
+    this.threadId = threadId;
+    this.answers = new Map();
+    this.final = null;
+    this.streamValues = null;
+    this.recovery = IDLE_RECOVERY;
+  }
+
+  /**
+   * A stream begins: a submit (`requestId`) or a join (`runId`), recorded before the SDK
+   * starts it, so that `onCreated` — which can come before React re-renders — finds it.
+   */
+  streamStarted({ requestId = null, runId = null } = {}) {
+    if (this.run) this.run.controller.abort();
+    this.run = {
+      threadId: this.threadId,
+      runId,
+      requestId,
+      controller: new AbortController(),
+      streaming: true,
+      loading: false,
+      watching: false,
+      dropError: undefined,
+    };
+    this.final = null;
+    this.setRecovery({ status: "streaming", complete: false, recovered: false, error: null });
+    if (runId) this.watch(this.run);
+  }
+
+  /** The SDK's `isLoading` changed. */
+  loadingChanged(isLoading, error) {
+    if (!isLoading) {
+      this.streamEnded(error);
+      return;
+    }
+    const run = this.run;
+    if (run && run.streaming && !run.loading) {
+      run.loading = true; // the stream submit() or joinStream() began
+      return;
+    }
+    // A stream this hook did not begin: the SDK's rejoin of the run it stored.
+    const storage = this.config.storage;
+    const runId = this.threadId && storage ? storage.getItem(rejoinKey(this.threadId)) : null;
+    this.streamStarted({ runId });
+    this.run.loading = true;
+  }
+
+  /** The server named the run (`onCreated`). */
+  runCreated(meta) {
+    const run = this.run;
+    if (!run || !meta || !meta.run_id) return;
+    run.runId = meta.run_id;
+    if (meta.thread_id) run.threadId = meta.thread_id;
+    this.watch(run);
+  }
+
+  /** The base stream stopped loading: cleanly, by an error, a cut, or a stop. */
+  async streamEnded(error) {
+    const run = this.run;
+    if (!run || !run.streaming) return;
+    run.streaming = false;
+    run.dropError = error;
+    if (this.final && this.final.run === run) {
+      // Settled while the stream still ran: judge what it showed now that it is over.
+      this.setRecovery({ recovered: this.recovered(run, this.final.answer) });
+      return;
+    }
+    this.setRecovery({ status: "settling" });
+    if (run.runId || run.watching) return;
+    run.threadId = run.threadId ?? this.threadId;
+    if (!run.threadId) {
+      this.setRecovery({ status: "failed", error: error ?? new Error("no thread was created") });
+      return;
+    }
+    // The response naming the run never arrived: find it by the id the submit tagged it with.
+    try {
+      if (run.requestId) {
+        run.runId = await findRun({
+          url: this.config.apiUrl,
+          threadId: run.threadId,
+          requestId: run.requestId,
+          headers: this.config.headers,
+          signal: run.controller.signal,
+        });
+      }
+    } catch (caught) {
+      if (run.controller.signal.aborted) return;
+      this.setRecovery({ status: "failed", error: caught });
+      return;
+    }
+    if (run !== this.run) return;
+    if (!run.runId) {
+      // No run was created: nothing to recover; the SDK's error stands.
+      this.setRecovery({ status: "failed", error: error ?? new Error("the server created no run") });
+      return;
+    }
+    this.watch(run);
+  }
+
+  async watch(run) {
+    if (run.watching || !run.runId || !run.threadId) return;
+    run.watching = true;
+    const { signal } = run.controller;
+    let answer;
+    try {
+      answer = await settleFinalAnswer({
+        apiUrl: this.config.apiUrl,
+        threadId: run.threadId,
+        runId: run.runId,
+        headers: this.config.headers,
+        maxWaitMs: this.config.maxWaitMs,
+        signal,
+        onUpdate: (latest) => {
+          // While the run goes on, a stream that is gone still gets the newest text.
+          if (run.streaming || signal.aborted || !latest.content || !latest.message_id) return;
+          this.answers.set(latest.message_id, latest.content);
+          this.rerender();
+        },
+      });
+    } catch (error) {
+      if (signal.aborted || run !== this.run) return;
+      this.setRecovery({ status: "failed", complete: false, error });
+      if (error instanceof ThreadGone) this.final = null;
+      return;
+    }
+    if (signal.aborted || run !== this.run) return;
+    let values = null;
+    try {
+      // The thread's state carries what the stream missed (tool results, later steps).
+      const state = await this.config.client.threads.getState(run.threadId, undefined, { signal });
+      if (!state.metadata || state.metadata.run_id === run.runId) values = state.values;
+    } catch {
+      // The route's answer alone still fixes the text.
+    }
+    if (signal.aborted || run !== this.run) return;
+    if (answer.message_id && answer.content) this.answers.set(answer.message_id, answer.content);
+    this.final = { run, runId: run.runId, threadId: run.threadId, answer, values };
+    this.setRecovery({
+      status: answer.complete ? "settled" : "failed",
+      complete: !!answer.complete,
+      recovered: this.recovered(run, answer),
+      error: answer.complete ? null : new Error("the run did not finish within maxWaitMs"),
+    });
+    // The SDK refetches its history only after a clean end; a stale head would make the
+    // next submit fork from before this run.
+    this.config.refreshHistory(run.threadId);
+    if (answer.complete && run.streaming) {
+      setTimeout(() => this.endStream(run), STREAM_GRACE_MS);
+    }
+  }
+
+  /** Whether the route's answer differs from what the stream showed (so far). */
+  recovered(run, answer) {
+    const dropped = run.dropError !== undefined && answer.status !== "error";
+    return dropped || this.shownText(answer.message_id) !== (answer.content ?? "");
+  }
+
+  /** End a stream whose run is over: stalled, or retrying a cut the route already covered. */
+  endStream(run) {
+    if (run !== this.run || !run.streaming) return;
+    // Without the rejoin key, the SDK's stop() does not cancel the (finished) run.
+    if (this.config.storage && run.threadId) this.config.storage.removeItem(rejoinKey(run.threadId));
+    this.stopping = true;
+    try {
+      // SDK 1.15's stop() is async (it re-reads the thread after calling onStop).
+      Promise.resolve(this.config.stop()).catch(() => {});
+    } finally {
+      this.stopping = false;
+    }
+  }
+
+  /** The text the stream showed for `messageId`: "" if the app never read messages. */
+  shownText(messageId) {
+    const values = this.streamValues;
+    const list = values ? values[this.config.messagesKey] : null;
+    const messages = Array.isArray(list) ? list : [];
+    const message = messages.find((m) => m && m.id === messageId);
+    return message ? answerText(message.content) : "";
+  }
+}

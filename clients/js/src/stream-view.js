@@ -1,0 +1,73 @@
+// What `useStreamWithRecovery` returns: the SDK's own return value behind a proxy that
+// answers `messages` and `values` with the route's answers in place, and adds `recovery`.
+//
+// The SDK (1.9+) picks a run's stream modes from the fields the app reads: its
+// `messages` getter adds `messages-tuple` (token streaming), `values` adds only
+// `values`. So each field the app reads here is read from the SDK's own getter first,
+// and no field the app did not read is ever read: a page that renders `messages` must
+// stream tokens exactly as with bare `useStream`, and one that reads only `values` must
+// not start asking for tokens.
+
+import { applyAnswers, withFinalAnswer } from "./messages.js";
+
+/**
+ * `base` (the SDK hook's return value) as the app sees it through recovery.
+ * `tracker`: the hook's RunTracker; `threadId`: the thread shown; `submit`, `joinStream`:
+ * the hook's own, which tell the tracker a stream begins.
+ */
+export function recoveryView(base, { tracker, threadId, messagesKey, submit, joinStream }) {
+  const final = tracker.final;
+  const settled = final !== null && final.threadId === threadId && !base.isLoading;
+  let overlaid = null; // once per render: stable identities for the app's memos
+
+  // `streamValues` are the SDK's values, read by the caller through the getter the app
+  // asked for (so it has tracked its stream modes).
+  const overlay = (streamValues) => {
+    if (overlaid !== null) return overlaid;
+    tracker.streamValues = streamValues;
+    let values = settled && final.values ? { ...streamValues, ...final.values } : streamValues;
+    let messages = Array.isArray(values?.[messagesKey]) ? values[messagesKey] : [];
+    messages = applyAnswers(messages, tracker.answers);
+    if (settled) messages = withFinalAnswer(messages, final.answer);
+    if (!(values && values[messagesKey] === messages)) {
+      values = { ...(values || {}), [messagesKey]: messages };
+    }
+    overlaid = values;
+    return overlaid;
+  };
+
+  // The error that ended a stream is not the run's while the route follows the run, nor
+  // once the route says it succeeded: `recovery` tells the user instead.
+  const run = tracker.run;
+  const following = tracker.recovery.status === "settling";
+  const recoveredFine =
+    tracker.recovery.status === "settled" && final !== null && final.answer.status !== "error";
+  const dropped = run !== null && run.dropError !== undefined && (following || recoveredFine);
+
+  return new Proxy(base, {
+    get(target, prop) {
+      switch (prop) {
+        case "messages":
+          // The SDK's getter first: it adds `messages-tuple` and `values` to the next run.
+          Reflect.get(target, "messages", target);
+          return overlay(Reflect.get(target, "values", target))[messagesKey] ?? [];
+        case "values":
+          return overlay(Reflect.get(target, "values", target));
+        case "error":
+          // A drop the route recovered from is not the run's error.
+          return dropped && target.error === run.dropError ? undefined : target.error;
+        case "recovery":
+          return tracker.recovery;
+        case "submit":
+          return submit;
+        case "joinStream":
+          return joinStream;
+        default:
+          return Reflect.get(target, prop, target);
+      }
+    },
+    has(target, prop) {
+      return prop === "recovery" || Reflect.has(target, prop);
+    },
+  });
+}

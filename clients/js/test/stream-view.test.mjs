@@ -1,0 +1,121 @@
+// The proxy useStreamWithRecovery returns over the SDK's return value (stream-view.js).
+// The SDK (1.9+) asks a run for the stream modes of the fields the app reads, through
+// getters; the stand-in below has the same shape: getters that note each read, as the
+// SDK's `trackStreamMode` does. The real SDK under a real server and browser:
+// tests/test_browser_recovery.py (a healthy run streams as with bare useStream).
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { RunTracker } from "../src/run-tracker.js";
+import { recoveryView } from "../src/stream-view.js";
+
+function sdkHandle(values, { isLoading = false } = {}) {
+  const reads = [];
+  const handle = {
+    get values() {
+      reads.push("values");
+      return values;
+    },
+    get messages() {
+      reads.push("messages");
+      return values.messages;
+    },
+    get toolCalls() {
+      reads.push("toolCalls");
+      return [];
+    },
+    isLoading,
+    error: undefined,
+    submit: () => {},
+    joinStream: () => {},
+    stop: () => {},
+  };
+  return { handle, reads };
+}
+
+function tracker() {
+  const t = new RunTracker(() => {});
+  t.config = { messagesKey: "messages" };
+  return t;
+}
+
+const streamed = {
+  messages: [
+    { type: "human", id: "h1", content: "q" },
+    { type: "ai", id: "a1", content: "The answer is par" },
+  ],
+};
+
+function view(base, t, threadId = "t1") {
+  const submit = () => {};
+  const joinStream = () => {};
+  return recoveryView(base, { tracker: t, threadId, messagesKey: "messages", submit, joinStream });
+}
+
+test("reading messages reads the SDK's messages getter (so the run asks for tokens)", () => {
+  const { handle, reads } = sdkHandle(streamed);
+  const messages = view(handle, tracker()).messages;
+  assert.ok(reads.includes("messages"), reads);
+  assert.equal(messages.at(-1).content, "The answer is par");
+});
+
+test("reading values reads only the SDK's values getter", () => {
+  const { handle, reads } = sdkHandle(streamed);
+  const stream = view(handle, tracker());
+  assert.equal(stream.values.messages.length, 2);
+  assert.deepEqual(reads, ["values"]);
+});
+
+test("reading neither reads no SDK getter", () => {
+  const { handle, reads } = sdkHandle(streamed, { isLoading: true });
+  const stream = view(handle, tracker());
+  assert.equal(stream.isLoading, true);
+  assert.equal(typeof stream.submit, "function");
+  assert.equal(stream.recovery.status, "idle");
+  assert.ok("recovery" in stream);
+  assert.deepEqual(reads, []);
+});
+
+test("other getters pass through to the SDK's own", () => {
+  const { handle, reads } = sdkHandle(streamed);
+  assert.deepEqual(view(handle, tracker()).toolCalls, []);
+  assert.deepEqual(reads, ["toolCalls"]);
+});
+
+test("the tracker judges what was shown from what the app read, reading the SDK no more", () => {
+  const { handle, reads } = sdkHandle(streamed);
+  const t = tracker();
+  void view(handle, t).values;
+  reads.length = 0;
+  assert.equal(t.shownText("a1"), "The answer is par");
+  assert.equal(t.shownText("other"), "");
+  assert.deepEqual(reads, []);
+  // A page that never read messages was shown no text.
+  assert.equal(tracker().shownText("a1"), "");
+});
+
+test("once the run settled, the route's text replaces the streamed text (never appended)", () => {
+  const { handle } = sdkHandle(streamed);
+  const t = tracker();
+  const answer = { message_id: "a1", content: "The answer is parity.", status: "success", complete: true };
+  t.final = { run: null, runId: "r1", threadId: "t1", answer, values: null };
+  const stream = view(handle, t);
+  const messages = stream.messages;
+  assert.equal(messages.length, 2);
+  assert.equal(messages[1].content, "The answer is parity.");
+  assert.equal(messages[1].id, "a1");
+  // One overlay per render: the same list through messages and values.
+  assert.equal(stream.values.messages, messages);
+  assert.equal(streamed.messages[1].content, "The answer is par", "the SDK's values untouched");
+  // Another thread's answer is not applied.
+  assert.equal(view(handle, t, "t2").messages[1].content, "The answer is par");
+});
+
+test("while the run still streams, the final text waits for the stream's end", () => {
+  const { handle } = sdkHandle(streamed, { isLoading: true });
+  const t = tracker();
+  const answer = { message_id: "a1", content: "The answer is parity.", status: "success", complete: true };
+  t.final = { run: null, runId: "r1", threadId: "t1", answer, values: null };
+  assert.equal(view(handle, t).messages[1].content, "The answer is par");
+});
