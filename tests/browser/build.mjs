@@ -2,7 +2,7 @@
 // app resolves it (through its package.json `exports`): from clients/js, or — with
 // EVOSCI_PAGE_NODE_MODULES set — from an app's node_modules where its tarball was
 // installed beside the SDK, as an outside user has it.
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,18 +25,26 @@ if (external) {
   nodePaths = [modules, join(pkg, "node_modules")];
 }
 
+// The @langchain/react page (langchain-react.jsx) too, where that binding is installed.
+const entryPoints = { app: join(here, "app.jsx") };
+if (existsSync(join(external ?? join(pkg, "node_modules"), "@langchain", "react"))) {
+  entryPoints["langchain-react"] = join(here, "langchain-react.jsx");
+}
+
 await build({
-  entryPoints: [join(here, "app.jsx")],
+  entryPoints,
   bundle: true,
   format: "esm",
   jsx: "automatic",
-  outfile: join(outdir, "app.js"),
+  outdir,
   nodePaths,
   define: { "process.env.NODE_ENV": '"production"' },
   logLevel: "warning",
 });
-writeFileSync(
-  join(outdir, "index.html"),
-  '<!doctype html><meta charset="utf-8"><title>chat</title><div id="root"></div><script type="module" src="app.js"></script>\n',
-);
+const html = (script) =>
+  `<!doctype html><meta charset="utf-8"><title>chat</title><div id="root"></div><script type="module" src="${script}"></script>\n`;
+writeFileSync(join(outdir, "index.html"), html("app.js"));
+if (entryPoints["langchain-react"]) {
+  writeFileSync(join(outdir, "langchain-react.html"), html("langchain-react.js"));
+}
 console.log(outdir);
