@@ -158,6 +158,14 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
+@dataclass
+class Outcome:
+    shown: list[Shown]
+    proxy: FaultProxy
+    # Event streams the fault targeted after the last run was read (its reconnects).
+    streams_after: int
+
+
 def server(root: Path, port: int | None = None) -> AbstractContextManager[DevServer]:
     return langgraph_dev(root / "work", root / "data", port=port, env=SERVER_ENV)
 
@@ -184,9 +192,11 @@ async def run_scenario(
     transport: str,
     stream_bytes: int,
     late_wait_s: float = 0.0,
-) -> tuple[list[Shown], FaultProxy] | None:
-    """Open the page through a proxy with the scenario's fault; ask ``turns`` questions.
-    None when the fault has no place on ``transport``."""
+    linger_s: float = 0.0,
+) -> Outcome | None:
+    """Open the page through a proxy with the scenario's fault; ask ``turns`` questions;
+    then keep the page open ``linger_s`` more, counting the event streams it opens
+    meanwhile. None when the fault has no place on ``transport``."""
     fault = scenario.fault(stream_bytes, transport)
     if fault is None:
         return None
@@ -208,7 +218,9 @@ async def run_scenario(
                     late_wait_s=late_wait_s,
                 )
             )
-        return shown, proxy
+        before = proxy.stats.faulted
+        await asyncio.sleep(linger_s)
+        return Outcome(shown, proxy, proxy.stats.faulted - before)
     finally:
         await context.close()
         await proxy.stop()

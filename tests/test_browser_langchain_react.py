@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterator
 
+import httpx
 import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, async_playwright
@@ -74,14 +75,25 @@ async def stream_bytes(browser: Browser, site: str, api: DevServer) -> dict[str,
     for transport in TRANSPORTS:
         result = await run_scenario(browser, site, api, SCENARIOS["no fault"], "bare", transport, 0)
         assert result is not None
-        shown, proxy = result
-        assert shown[0].exact, shown
-        sizes[transport] = max(proxy.stats.downstream_bytes)
+        assert result.shown[0].exact, result.shown
+        sizes[transport] = max(result.proxy.stats.downstream_bytes)
     return sizes
 
 
 # Each fault on each transport where it has a place (a WebSocket sends commands on the
 # socket: no request of its own to cut).
+# How long a page stays open after its last run, watched for reconnects (the bare
+# binding retries a cut event stream every ~1.5 s).
+LINGER_S = 3.0
+
+
+async def run_statuses(api: str, thread_id: str) -> set[str]:
+    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
+        response = await http.get(f"/threads/{thread_id}/runs", params={"limit": 50})
+        response.raise_for_status()
+        return {run["status"] for run in response.json()}
+
+
 FAULTS = [
     pytest.param(name, transport, id=f"{name}-{transport}")
     for name, scenario in SCENARIOS.items()
@@ -101,10 +113,10 @@ async def test_the_page_shows_the_route_answer_after_every_fault(
 ) -> None:
     scenario = SCENARIOS[name]
     result = await run_scenario(
-        browser, site, api, scenario, "recovery", transport, stream_bytes[transport], 10
+        browser, site, api, scenario, "recovery", transport, stream_bytes[transport], 10, LINGER_S
     )
     assert result is not None
-    shown, proxy = result
+    shown, proxy = result.shown, result.proxy
     context = f"{name} ({transport}): proxy {json.dumps(vars(proxy.stats))}; shown {shown!r}"
     assert proxy.stats.fired >= 1, f"the fault never broke a stream; {context}"
     for turn, run in enumerate(shown, start=1):
@@ -115,6 +127,11 @@ async def test_the_page_shows_the_route_answer_after_every_fault(
         assert '"instances":"true"' in run.page_state, f"plain objects shown; {context}"
     for earlier in shown[:-1]:
         assert earlier.head in squash(shown[-1].body), f"a turn was lost; {context}"
+    # The binding's reconnect loop for a run the route called over has ended, and ended
+    # without cancelling it: the server says the run succeeded.
+    assert result.streams_after == 0, f"still reconnecting; {context}"
+    for run in shown:
+        assert await run_statuses(api.url, run.thread_id) == {"success"}, context
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -128,12 +145,13 @@ async def test_bare_binding_ends_truncated_when_every_reconnect_is_cut(
     """The control: the same fault without the recovery leaves the answer cut short."""
     scenario = SCENARIOS["cut mid-answer, every reconnect cut"]
     result = await run_scenario(
-        browser, site, api, scenario, "bare", transport, stream_bytes[transport]
+        browser, site, api, scenario, "bare", transport, stream_bytes[transport], 0, LINGER_S
     )
     assert result is not None
-    shown, _ = result
+    shown = result.shown
     assert not shown[0].exact, shown
     assert shown[0].verdict().startswith("truncated"), shown
+    assert result.streams_after > 0, "the bare binding stopped reconnecting after the run"
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
