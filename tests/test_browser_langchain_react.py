@@ -24,6 +24,7 @@ from tests import jstools
 from tests.browser_langchain import (
     SCENARIOS,
     TRANSPORTS,
+    healthy_stream_bytes,
     page_url,
     restart_mid_run,
     run_scenario,
@@ -70,18 +71,9 @@ async def browser(node: str) -> AsyncIterator[Browser]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def stream_bytes(browser: Browser, site: str, api: DevServer) -> dict[str, int]:
-    """Bytes of one healthy run's longest event stream, per transport, to place faults."""
-    sizes = {}
-    for transport in TRANSPORTS:
-        result = await run_scenario(browser, site, api, SCENARIOS["no fault"], "bare", transport, 0)
-        assert result is not None
-        assert result.shown[0].exact, result.shown
-        sizes[transport] = max(result.proxy.stats.downstream_bytes)
-    return sizes
+    return await healthy_stream_bytes(browser, site, api)
 
 
-# Each fault on each transport where it has a place (a WebSocket sends commands on the
-# socket: no request of its own to cut).
 # How long a page stays open after its last run, watched for reconnects (the bare
 # binding retries a cut event stream every ~1.5 s).
 LINGER_S = 3.0
@@ -151,7 +143,11 @@ async def test_bare_binding_ends_truncated_when_every_reconnect_is_cut(
     shown = result.shown
     assert not shown[0].exact, shown
     assert shown[0].verdict().startswith("truncated"), shown
-    assert result.streams_after > 0, "the bare binding stopped reconnecting after the run"
+    if transport == "sse":
+        # Each replay delivers events before its cut, which resets the SSE transport's
+        # attempts: it retries for as long as the page is open. (The WebSocket transport
+        # gives up after its 5 attempts.)
+        assert result.streams_after > 0, "the bare binding stopped reconnecting after the run"
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
