@@ -195,7 +195,8 @@ export class RunFollower {
    */
   endStream(run) {
     if (run !== this.run || run.refreshed || !this.final || this.final.run !== run) return;
-    const missing = !this.config.baseMessages().some((m) => m && m.id === this.final.answer.message_id);
+    const id = this.final.answer.message_id;
+    const missing = id != null && !this.config.baseMessages().some((m) => m && m.id === id);
     if (!this.config.isLoading() && !run.reconnected && !missing) return;
     this.refresh(run);
   }
