@@ -127,9 +127,12 @@ async def thread_of(page: Page) -> str:
 
 
 async def runs_of(api: str, thread_id: str) -> list[str]:
-    """The thread's run ids, oldest first."""
+    """The thread's run ids, oldest first (none while the server has no such thread: a
+    client-made thread id exists once its first run is accepted)."""
     async with httpx.AsyncClient(base_url=api, timeout=10) as http:
         response = await http.get(f"/threads/{thread_id}/runs", params={"limit": 50})
+        if response.status_code == 404:
+            return []
         response.raise_for_status()
         runs = sorted(response.json(), key=lambda run: run["created_at"])
         return [str(run["run_id"]) for run in runs]

@@ -11,13 +11,16 @@ answer token by token as with bare ``useStream``.
 Every test runs on each SDK of ``jstools.SDKS`` (the lockfile's and the newest 1.x).
 
 Set ``EVOSCIENTIST_BROWSER_TABLE=path`` to also measure bare ``useStream`` (with
-langgraph's default CORS, and with ``Location`` exposed) and write the table
-(``make webui-browser-table``; docs/webui-integration.md).
+langgraph's default CORS, and with ``Location`` exposed), @langchain/react's ``useStream``
+bare and with recovery over SSE and WebSocket (tests/browser_langchain.py), and a server
+restarted mid-run, and write the table (``make webui-browser-table``;
+docs/webui-integration.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import json
 import os
@@ -25,6 +28,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +36,7 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, async_playwright
 
+from tests import browser_langchain as lc
 from tests import jstools
 from tests.browser_page import (
     SUBMIT,
@@ -294,6 +299,70 @@ def _cell(shown: list[Shown]) -> str:
     return "; ".join(f"run {i}: {v}" for i, v in enumerate(verdicts, start=1))
 
 
+# @langchain/react's columns (tests/browser_langchain.py): column → (hook, transport).
+LC_HOOKS = {
+    "@langchain/react (SSE)": ("bare", "sse"),
+    "@langchain/react (WebSocket)": ("bare", "websocket"),
+    "@langchain/react + recovery (SSE)": ("recovery", "sse"),
+    "@langchain/react + recovery (WebSocket)": ("recovery", "websocket"),
+}
+RESTART = "server restarted mid-run"
+NOT_APPLICABLE = "—"
+
+
+def _package_version(*names: str) -> str:
+    path = jstools.NODE_MODULES.joinpath(*names, "package.json")
+    return str(json.loads(path.read_text())["version"])
+
+
+def _versions(browser: Browser) -> str:
+    """What the table was measured on."""
+    nested = ("@langchain", "react", "node_modules", "@langchain", "langgraph-sdk")
+    react_sdk = (
+        _package_version(*nested)
+        if jstools.NODE_MODULES.joinpath(*nested).exists()
+        else _package_version("@langchain", "langgraph-sdk")
+    )
+    return (
+        f"Measured on @langchain/langgraph-sdk {_package_version('@langchain', 'langgraph-sdk')}"
+        f" (useStream columns), @langchain/react {_package_version('@langchain', 'react')}"
+        f" with @langchain/langgraph-sdk {react_sdk} and @langchain/core"
+        f" {_package_version('@langchain', 'core')}, react {_package_version('react')},"
+        f" langgraph-api {version('langgraph-api')}, chromium {browser.version}."
+    )
+
+
+async def _langchain_react_rows(
+    browser: Browser, site: str, server: DevServer, root: Path
+) -> dict[str, dict[str, str]]:
+    sizes = await lc.healthy_stream_bytes(browser, site, server)
+    rows: dict[str, dict[str, str]] = {}
+    for name, scenario in lc.SCENARIOS.items():
+        rows[name] = {}
+        for column, (hook, transport) in LC_HOOKS.items():
+            if scenario.restart:
+                url_of = functools.partial(lc.page_url, site, hook=hook, transport=transport)
+                shown = [await lc.restart_mid_run(browser, root / f"{hook}-{transport}", url_of)]
+            else:
+                try:
+                    outcome = await lc.run_scenario(
+                        browser, site, server, scenario, hook, transport, sizes[transport], 10
+                    )
+                except AssertionError as error:
+                    # The bare binding may refuse a later submit (its transport gave up).
+                    turn = re.search(r"never got run #(\d+)", str(error))
+                    if turn is None:
+                        raise
+                    rows[name][column] = f"run {turn[1]}: the submit made no run"
+                    continue
+                if outcome is None:
+                    rows[name][column] = NOT_APPLICABLE
+                    continue
+                shown = outcome.shown
+            rows[name][column] = _cell(shown)
+    return rows
+
+
 @pytest.mark.skipif(not TABLE, reason="EVOSCIENTIST_BROWSER_TABLE not set")
 async def test_measure_the_browser_table(
     browser: Browser,
@@ -315,11 +384,41 @@ async def test_measure_the_browser_table(
                 )
                 rows[name][column] = _cell(shown)
                 await asyncio.sleep(0)
-    lines = ["| fault | " + " | ".join(HOOKS) + " |", "|---" * (len(HOOKS) + 1) + "|"]
-    lines += [f"| {name} | " + " | ".join(row.values()) + " |" for name, row in rows.items()]
+    rows[RESTART] = {}
+    for column, (hook, which) in HOOKS.items():
+        env = {"CORS_CONFIG": json.dumps(DEFAULT_CORS)} if which == "default" else {}
+        url_of = functools.partial(_sdk_page_url, site, hook=hook)
+        restart_root = tmp_path_factory.mktemp("restart")
+        rows[RESTART][column] = _cell(
+            [await lc.restart_mid_run(browser, restart_root, url_of, env)]
+        )
+    lc_rows = await _langchain_react_rows(
+        browser, site, server, tmp_path_factory.mktemp("lc-restart")
+    )
+    columns = [*HOOKS, *LC_HOOKS]
+    lines = [
+        _versions(browser),
+        "",
+        "| fault | " + " | ".join(columns) + " |",
+        "|---" * (len(columns) + 1) + "|",
+    ]
+    for name in [*rows, *(name for name in lc_rows if name not in rows)]:
+        cells = {**rows.get(name, {}), **lc_rows.get(name, {})}
+        lines.append(
+            f"| {name} | " + " | ".join(cells.get(c, NOT_APPLICABLE) for c in columns) + " |"
+        )
     Path(TABLE).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-    for row in rows.values():
-        for verdict in re.split(r"; ", row["useStreamWithRecovery"]):
-            verdict = re.sub(r"^run \d+: ", "", verdict)
-            assert verdict.startswith("exact") and "late" not in verdict, rows
+    recovery_columns = ["useStreamWithRecovery", *(c for c in LC_HOOKS if "recovery" in c)]
+    for name in rows.keys() | lc_rows.keys():
+        cells = {**rows.get(name, {}), **lc_rows.get(name, {})}
+        for column in recovery_columns:
+            for verdict in re.split(r"; ", cells.get(column, NOT_APPLICABLE)):
+                verdict = re.sub(r"^run \d+: ", "", verdict)
+                if verdict == NOT_APPLICABLE:
+                    continue
+                assert verdict.startswith("exact") and "late" not in verdict, (name, cells)
+
+
+def _sdk_page_url(site: str, api: str, hook: str) -> str:
+    return f"{site}/index.html?api={api}&hook={hook}"

@@ -4,7 +4,7 @@
 // installed beside the SDK, as an outside user has it. With EVOSCI_SDK_DIR set (a prefix
 // where another @langchain/langgraph-sdk was installed, see tests/jstools.py), every
 // import of the SDK, the package's own included, takes that one.
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -50,8 +50,13 @@ const plugins = sdkDir
     ]
   : [];
 
-// Pages: app.jsx (the WebUI's shape), streaming.jsx (one field read, for token streaming).
+// Pages: app.jsx (the WebUI's shape), streaming.jsx (one field read, for token streaming),
+// and langchain-react.jsx where that binding is installed. The binding brings its own SDK
+// (it pins one), so its page is left out of a build for another SDK.
 const PAGES = { index: "app", streaming: "streaming" };
+if (!sdkDir && existsSync(join(external ?? join(pkg, "node_modules"), "@langchain", "react"))) {
+  PAGES["langchain-react"] = "langchain-react";
+}
 const { metafile } = await build({
   entryPoints: Object.values(PAGES).map((name) => join(here, `${name}.jsx`)),
   bundle: true,
@@ -71,7 +76,10 @@ for (const [html, name] of Object.entries(PAGES)) {
   );
 }
 // Which SDK went into the pages (sdk.json), so a test can check the matrix is real.
-const sdkFile = Object.keys(metafile.inputs).find((path) => path.includes("@langchain/langgraph-sdk/dist/"));
+// (The binding's own nested copy is not the one under test.)
+const sdkFile = Object.keys(metafile.inputs).find(
+  (path) => path.includes("@langchain/langgraph-sdk/dist/") && !path.includes("@langchain/react/"),
+);
 const sdkRoot = sdkFile.slice(0, sdkFile.indexOf("/dist/"));
 const { version } = JSON.parse(readFileSync(resolve(sdkRoot, "package.json"), "utf8"));
 writeFileSync(join(outdir, "sdk.json"), JSON.stringify({ version }) + "\n");

@@ -67,8 +67,22 @@ export function applyAnswers(messages, answers) {
 export function withFinalAnswer(messages, answer) {
   const list = Array.isArray(messages) ? messages : [];
   if (!answer || !answer.content) return list;
-  const byId = answer.message_id != null ? list.findIndex((m) => m && m.id === answer.message_id) : -1;
-  let at = byId;
+  const at = answerIndex(list, answer);
+  if (at === -1) {
+    return [...list, { type: "ai", id: answer.message_id ?? `final-answer-${answer.run_id}`, content: answer.content }];
+  }
+  if (answerText(list[at].content) === answer.content) return list;
+  const out = list.slice();
+  out[at] = replaceText(list[at], answer.content);
+  return out;
+}
+
+/**
+ * Where `answer` (a final-answer body) belongs in `list`: the message it names; failing
+ * that, the last AI message without tool calls after the last human one; else -1.
+ */
+export function answerIndex(list, answer) {
+  let at = answer.message_id != null ? list.findIndex((m) => m && m.id === answer.message_id) : -1;
   if (at === -1) {
     let start = 0;
     for (let i = list.length - 1; i >= 0; i -= 1) {
@@ -85,11 +99,5 @@ export function withFinalAnswer(messages, answer) {
       }
     }
   }
-  if (at === -1) {
-    return [...list, { type: "ai", id: answer.message_id ?? `final-answer-${answer.run_id}`, content: answer.content }];
-  }
-  if (answerText(list[at].content) === answer.content) return list;
-  const out = list.slice();
-  out[at] = replaceText(list[at], answer.content);
-  return out;
+  return at;
 }

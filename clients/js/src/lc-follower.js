@@ -1,0 +1,245 @@
+// Follows the runs of one @langchain/react `useStream` through the final-answer route.
+// No React here: the hook (langchain-react.js) feeds it the binding's callbacks and
+// reads `answers`, `final`, `frozen` and `recovery` when it renders.
+//
+// Why it must also end streams: @langchain/react reconnects a cut `/stream/events`
+// without a cursor, the server replays the whole thread, and a connection that keeps
+// being cut keeps being retried (attempts reset whenever a replay delivers an event), so
+// the binding can stay loading, reconnecting, long after the run ended. Once the route
+// says the run is over, that loop is ended by rebinding the controller to the thread
+// (`disconnect()`, which cancels nothing on the server, then hydrating from state).
+
+import { ThreadGone } from "./errors.js";
+import { DEFAULT_MAX_WAIT_MS, findRun, settleFinalAnswer } from "./settle.js";
+import { answerText } from "./text.js";
+
+/** How long a stream may go on after the route said its run is over before it is ended. */
+export const STREAM_GRACE_MS = 300;
+
+export const IDLE_RECOVERY = Object.freeze({
+  status: "idle",
+  complete: false,
+  recovered: false,
+  error: null,
+});
+
+export class RunFollower {
+  constructor(rerender) {
+    this.rerender = rerender;
+    this.threadId = null;
+    this.run = null; // {threadId, runId, requestId, controller, watching, reconnected, baseError}
+    this.answers = new Map(); // message id → the route's text, for this thread
+    this.final = null; // {run, answer}: the route said `run` is over
+    this.frozen = null; // messages shown while the controller is rebound
+    this.recovery = IDLE_RECOVERY;
+    this.refreshing = null; // the rebinding under way
+    // Set by the hook on every render: {apiUrl, headers, maxWaitMs, isLoading(),
+    // baseMessages(), baseError(), shown(), refresh(threadId)}.
+    this.config = null;
+  }
+
+  setRecovery(next) {
+    this.recovery = Object.freeze({ ...this.recovery, ...next });
+    this.rerender();
+  }
+
+  /** A run begins (`requestId`: our submit; `runId` null and no request: a joined run). */
+  begin({ requestId = null, runId = null } = {}) {
+    if (this.run) this.run.controller.abort();
+    this.run = {
+      threadId: this.threadId,
+      runId,
+      requestId,
+      controller: new AbortController(),
+      watching: false,
+      reconnected: false,
+      refreshed: false,
+      baseError: this.config ? this.config.baseError() : undefined,
+    };
+    this.final = null;
+    this.setRecovery({ status: "streaming", complete: false, recovered: false, error: null });
+    return this.run;
+  }
+
+  /** The binding made the thread id for a submit (`onThreadId`): same run, now named. */
+  threadNamed(threadId) {
+    if (this.run && this.run.threadId == null) this.run.threadId = threadId;
+    if (threadId === this.threadId) return;
+    this.threadId = threadId;
+    this.answers = new Map();
+    this.frozen = null;
+  }
+
+  /**
+   * The thread the hook shows changed (mount, switch, reload): follow its latest turn,
+   * which may be a run in progress that this page did not start.
+   */
+  threadShown(threadId) {
+    if (threadId === this.threadId) return;
+    if (this.run) this.run.controller.abort();
+    this.run = null;
+    this.forget(threadId);
+    if (threadId) this.watch(this.begin());
+  }
+
+  forget(threadId) {
+    this.threadId = threadId;
+    this.answers = new Map();
+    this.final = null;
+    this.frozen = null;
+    this.recovery = IDLE_RECOVERY;
+  }
+
+  /** The server accepted the submit's `run.start` (`onCreated`). */
+  runCreated(runId) {
+    const run = this.run;
+    if (!run || !runId || (run.runId && run.runId !== runId && run.watching)) return;
+    run.runId = runId;
+    run.threadId = run.threadId ?? this.threadId;
+    this.watch(run);
+  }
+
+  /** The binding's `submit()` returned: when no response named its run, find it by tag. */
+  async submitReturned(run) {
+    if (run !== this.run || run.runId || run.watching) return;
+    run.threadId = run.threadId ?? this.threadId;
+    if (!run.threadId || !run.requestId) {
+      this.setRecovery({ status: "failed", error: this.config.baseError() ?? null });
+      return;
+    }
+    try {
+      run.runId = await findRun({
+        url: this.config.apiUrl,
+        threadId: run.threadId,
+        requestId: run.requestId,
+        headers: this.config.headers,
+        signal: run.controller.signal,
+      });
+    } catch (error) {
+      if (!run.controller.signal.aborted) this.setRecovery({ status: "failed", error });
+      return;
+    }
+    if (run !== this.run) return;
+    if (!run.runId) {
+      // No run was made: nothing to recover; the binding's error stands.
+      this.setRecovery({ status: "failed", error: this.config.baseError() ?? null });
+      return;
+    }
+    this.watch(run);
+  }
+
+  /** `isLoading` changed: a run this page did not submit (a resume, a rejoin) is followed. */
+  loadingChanged(isLoading) {
+    if (isLoading) {
+      const idle = this.run === null || (this.final !== null && this.final.run === this.run);
+      if (idle && this.threadId && this.frozen === null) this.watch(this.begin());
+      return;
+    }
+    if (this.run && !this.final && this.recovery.status === "streaming") {
+      this.setRecovery({ status: "settling" });
+    }
+  }
+
+  /** The binding retries its event stream (`onReconnect`). */
+  reconnecting() {
+    const run = this.run;
+    if (!run) return;
+    run.reconnected = true;
+    if (this.final && this.final.run === run && this.final.answer.complete) this.endStream(run);
+  }
+
+  async watch(run) {
+    if (run.watching || !run.threadId) return;
+    run.watching = true;
+    const { signal } = run.controller;
+    let answer;
+    try {
+      answer = await settleFinalAnswer({
+        apiUrl: this.config.apiUrl,
+        threadId: run.threadId,
+        runId: run.runId,
+        headers: this.config.headers,
+        maxWaitMs: this.config.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+        signal,
+        onUpdate: (latest) => {
+          // While the run goes on, a stream that is gone still gets the newest text.
+          if (this.config.isLoading() || signal.aborted) return;
+          if (!latest.content || !latest.message_id) return;
+          this.answers.set(latest.message_id, latest.content);
+          this.rerender();
+        },
+      });
+    } catch (error) {
+      if (signal.aborted || run !== this.run) return;
+      if (error instanceof ThreadGone) this.final = null;
+      this.setRecovery({ status: "failed", complete: false, error });
+      return;
+    }
+    if (signal.aborted || run !== this.run) return;
+    run.runId = run.runId ?? answer.run_id;
+    const shown = this.shownText(answer.message_id);
+    if (answer.message_id && answer.content) this.answers.set(answer.message_id, answer.content);
+    this.final = { run, answer };
+    this.setRecovery({
+      status: answer.complete ? "settled" : "failed",
+      complete: !!answer.complete,
+      recovered: run.reconnected || shown !== (answer.content ?? ""),
+      error: answer.complete ? null : new Error("the run did not finish within maxWaitMs"),
+    });
+    if (answer.complete) setTimeout(() => this.endStream(run), STREAM_GRACE_MS);
+  }
+
+  /**
+   * The route said `run` is over; the binding still loads, retries its stream, or never
+   * received the run: rebind it to the thread's state, which also ends the retry loop.
+   */
+  endStream(run) {
+    if (run !== this.run || run.refreshed || !this.final || this.final.run !== run) return;
+    const id = this.final.answer.message_id;
+    const missing = id != null && !this.config.baseMessages().some((m) => m && m.id === id);
+    if (!this.config.isLoading() && !run.reconnected && !missing) return;
+    this.refresh(run);
+  }
+
+  /** A submit must not start while the binding still waits on a run that is over. */
+  async beforeSubmit() {
+    const run = this.run;
+    if (run && this.final && this.final.run === run && this.final.answer.complete) {
+      if (this.config.isLoading() && !run.refreshed) await this.refresh(run);
+      else if (this.refreshing) await this.refreshing;
+    }
+  }
+
+  refresh(run) {
+    if (run.refreshed) return this.refreshing ?? Promise.resolve();
+    run.refreshed = true;
+    this.frozen = this.config.shown();
+    this.rerender();
+    this.refreshing = this.config
+      .refresh(run.threadId)
+      .catch(() => {})
+      .finally(() => {
+        this.refreshing = null;
+        this.frozen = null;
+        this.rerender();
+      });
+    return this.refreshing;
+  }
+
+  /** Whether the binding's error belongs to a run the route said ended well. */
+  hidesError(error) {
+    const run = this.run;
+    if (!run || error == null || error === run.baseError) return false;
+    if (this.recovery.status === "settling") return true;
+    return this.final !== null && this.final.run === run && this.final.answer.status !== "error";
+  }
+
+  shownText(messageId) {
+    const message = this.config.baseMessages().find((m) => m && m.id === messageId);
+    return message ? answerText(message.content) : "";
+  }
+
+  dispose() {
+    if (this.run) this.run.controller.abort();
+  }
+}

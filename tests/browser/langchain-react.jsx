@@ -1,0 +1,75 @@
+// The chat page on @langchain/react's `useStream` (or its drop-in from
+// @evoscientist/final-answer/langchain-react): messages rendered with their tool calls,
+// as tests/browser/app.jsx renders the langgraph-sdk hook's. Query: ?api=URL
+// &hook=recovery|bare&transport=sse|websocket&thread=ID (the thread id is kept in the
+// URL, as chat apps do, so a reload shows the run again).
+import { useStream } from "@langchain/react";
+import { useStreamWithRecovery } from "@evoscientist/final-answer/langchain-react";
+import { createRoot } from "react-dom/client";
+import { useState } from "react";
+
+const params = new URLSearchParams(window.location.search);
+const useChat = params.get("hook") === "bare" ? useStream : useStreamWithRecovery;
+const transport = params.get("transport") === "websocket" ? "websocket" : "sse";
+
+function text(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map((b) => (typeof b === "string" ? b : b && b.type === "text" ? b.text : "")).join("");
+}
+
+function Message({ message }) {
+  const type = message.type;
+  const calls = message.tool_calls || [];
+  return (
+    <div className={`msg msg-${type}`} data-id={message.id}>
+      {calls.map((call) => (
+        <div className="tool-call" key={call.id} data-name={call.name}>
+          tool call: {call.name}
+        </div>
+      ))}
+      {type === "tool" ? <div className="tool-result">{text(message.content)}</div> : null}
+      {type !== "tool" ? <div className="text">{text(message.content)}</div> : null}
+    </div>
+  );
+}
+
+function App() {
+  const [threadId, setThreadId] = useState(params.get("thread"));
+  const stream = useChat({
+    apiUrl: params.get("api"),
+    assistantId: "EvoScientist",
+    transport,
+    threadId,
+    onThreadId: (id) => {
+      setThreadId(id);
+      const url = new URL(window.location.href);
+      url.searchParams.set("thread", id);
+      window.history.replaceState(null, "", url);
+    },
+  });
+  window.chat = {
+    submit: (question) => stream.submit({ messages: [{ type: "human", content: question }] }),
+    threadId,
+  };
+  const recovery = stream.recovery;
+  const instances = stream.messages.every((m) => typeof m.getType === "function");
+  return (
+    <main
+      id="chat"
+      data-thread={threadId ?? ""}
+      data-loading={String(stream.isLoading)}
+      data-instances={String(instances)}
+      data-recovery={recovery ? recovery.status : "none"}
+      data-recovery-error={recovery && recovery.error ? String(recovery.error) : ""}
+    >
+      {stream.messages.map((message, i) => (
+        <Message key={message.id ?? i} message={message} />
+      ))}
+      {recovery && recovery.recovered ? <p className="notice">stream dropped — recovered</p> : null}
+      {stream.error ? <p className="error">{String(stream.error)}</p> : null}
+    </main>
+  );
+}
+
+createRoot(document.getElementById("root")).render(<App />);

@@ -1,0 +1,300 @@
+"""@langchain/react's chat page (tests/browser/langchain-react.jsx) in a real browser,
+cross-origin from a real ``langgraph dev`` behind the fault proxy, over the binding's
+v2 protocol: ``POST /threads/{id}/commands`` and ``/threads/{id}/stream/events`` (SSE,
+or one WebSocket carrying both).
+
+The faults mirror tests/test_browser_recovery.py's rows on this protocol's requests,
+plus a server restarted mid-run (its event buffer gone). Shared by
+tests/test_browser_langchain_react.py and the measured table
+(docs/webui-browser-table.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import signal
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from playwright.async_api import Browser, Page
+
+from tests import jstools
+from tests.browser_page import (
+    ANSWER_OF,
+    SHOW_WITHIN_S,
+    SUBMIT,
+    Shown,
+    _shown_within,
+    nth_run,
+    run_end,
+    runs_of,
+    shown_after_run,
+    thread_of,
+)
+from tests.proxy import Fault, FaultProxy
+from tests.servers import DevServer, free_port, langgraph_dev, stop
+
+# Runs of a few seconds, so that a reload or a restart lands mid-run.
+SERVER_ENV = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0.015"}
+PAGE = "langchain-react.html"
+EVENTS = ("/stream/events",)
+COMMANDS = ("/commands",)
+TRANSPORTS = ("sse", "websocket")
+MID = 0.7  # of a healthy event stream's bytes: inside the answer's tokens
+_questions = itertools.count(1)
+
+
+class ProtocolProxy(jstools.OneRequestProxy):
+    """The browser tests' proxy (``Connection: close`` on every response), except that a
+    WebSocket's ``101 Switching Protocols`` keeps its ``Connection: Upgrade``, and
+    without WebSocket compression (its extension offer is dropped), so that a fault's
+    byte offset lands as far into a socket's events as into an SSE stream's."""
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError as partial:
+            head = partial.partial
+        lines = [
+            line
+            for line in head.split(b"\r\n")
+            if not line.lower().startswith(b"sec-websocket-extensions:")
+        ]
+        writer.write(b"\r\n".join(lines))
+        await writer.drain()
+        await FaultProxy._pipe(reader, writer)
+
+    async def _downstream(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        budget: int | None,
+        slot: int,
+    ) -> int:
+        if budget == 0:
+            return await FaultProxy._downstream(self, reader, writer, budget, slot)
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError as partial:
+            head = partial.partial
+        if not head.startswith(b"HTTP/1.1 101"):
+            lines = [
+                line
+                for line in head[:-4].split(b"\r\n")
+                if not line.lower().startswith(b"connection:")
+            ]
+            head = b"\r\n".join([*lines, b"Connection: close"]) + b"\r\n\r\n"
+        writer.write(head)
+        await writer.drain()
+        self.stats.downstream_bytes[slot] = len(head)
+        if budget is not None and budget <= len(head):
+            await self._break(writer)
+            return len(head)
+        rest = None if budget is None else budget - len(head)
+        sent = await FaultProxy._downstream(self, reader, writer, rest, slot)
+        self.stats.downstream_bytes[slot] = len(head) + sent
+        return len(head) + sent
+
+
+# A fault from a healthy event stream's size in bytes and the transport; None: the
+# fault has no place on that transport (a WebSocket sends its commands on the socket).
+FaultOf = Callable[[int, str], Fault | None]
+
+
+def _first_streams(kind: str, where: float) -> FaultOf:
+    # Over SSE a run opens two event streams (the content pump and a lifecycle watcher),
+    # in no fixed order: both are targeted, and only the one carrying the answer is long
+    # enough to break. Over WebSocket one socket carries everything.
+    def fault(total: int, transport: str) -> Fault:
+        times = 2 if transport == "sse" else 1
+        return Fault(kind, int(where * total), times=times, match=EVENTS)
+
+    return fault
+
+
+@dataclass(frozen=True)
+class Scenario:
+    fault: FaultOf
+    turns: int = 1
+    reload_after_s: float | None = None
+    restart: bool = False  # the server is killed mid-answer and started again
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "no fault": Scenario(lambda total, transport: Fault()),
+    # Over WebSocket a command is sent on the socket: a socket cut before it answers
+    # never carried the run's start to the server.
+    "cut before the response": Scenario(
+        lambda total, transport: Fault("cut", 0, match=COMMANDS) if transport == "sse" else None
+    ),
+    "cut before the request reaches the server; it arrives 0.5 s later": Scenario(
+        lambda total, transport: (
+            Fault("late", match=COMMANDS, delay=0.5) if transport == "sse" else None
+        )
+    ),
+    "cut mid-answer": Scenario(_first_streams("cut", MID)),
+    "reset (RST) mid-answer": Scenario(_first_streams("reset", MID)),
+    "stall mid-answer": Scenario(_first_streams("stall", MID)),
+    "cut mid-answer, every reconnect cut": Scenario(
+        lambda total, transport: Fault("cut", int(MID * total), times=None, match=EVENTS)
+    ),
+    "two runs in one page, both cut": Scenario(
+        lambda total, transport: Fault("cut", int(MID * total), times=None, match=EVENTS),
+        turns=2,
+    ),
+    # Cut early, in every stream: before the reload (0.5 s into the run) an SSE event
+    # stream had sent its headers only, a socket ~600 bytes, so the cut comes inside an
+    # SSE stream's headers, a few frames into a socket. (After the reload
+    # @langchain/react 1.1.0 opened no event stream in our runs: it shows the state it
+    # read, and the rejoin has nothing to cut.)
+    "cut, then reload: the rejoin cut too": Scenario(
+        lambda total, transport: Fault(
+            "cut", 300 if transport == "sse" else int(0.01 * total), times=None, match=EVENTS
+        ),
+        reload_after_s=0.5,
+    ),
+    "server restarted mid-run": Scenario(lambda total, transport: Fault(), restart=True),
+}
+
+
+@dataclass
+class Outcome:
+    shown: list[Shown]
+    proxy: FaultProxy
+    # Event streams the fault targeted after the last run was read (its reconnects).
+    streams_after: int
+
+
+def server(
+    root: Path, port: int | None = None, env: dict[str, str] | None = None
+) -> AbstractContextManager[DevServer]:
+    return langgraph_dev(root / "work", root / "data", port=port, env={**SERVER_ENV, **(env or {})})
+
+
+def page_url(site: str, api: str, hook: str, transport: str) -> str:
+    return f"{site}/{PAGE}?api={api}&hook={hook}&transport={transport}"
+
+
+async def open_page(page: Page, url: str) -> None:
+    await page.goto(url)
+    await page.wait_for_function("() => window.chat !== undefined")
+
+
+def question() -> str:
+    return f"Browser question {next(_questions):04d}: which control group fits?"
+
+
+async def run_scenario(
+    browser: Browser,
+    site: str,
+    api: DevServer,
+    scenario: Scenario,
+    hook: str,
+    transport: str,
+    stream_bytes: int,
+    late_wait_s: float = 0.0,
+    linger_s: float = 0.0,
+) -> Outcome | None:
+    """Open the page through a proxy with the scenario's fault; ask ``turns`` questions;
+    then keep the page open ``linger_s`` more, counting the event streams it opens
+    meanwhile. None when the fault has no place on ``transport``."""
+    fault = scenario.fault(stream_bytes, transport)
+    if fault is None:
+        return None
+    context = await browser.new_context()
+    proxy = await ProtocolProxy(api.port, fault).start()
+    try:
+        page = await context.new_page()
+        await open_page(page, page_url(site, proxy.url, hook, transport))
+        shown: list[Shown] = []
+        for _ in range(scenario.turns):
+            runs_before = sum(run.runs for run in shown)
+            await page.evaluate(SUBMIT, question())
+            shown.append(
+                await shown_after_run(
+                    page,
+                    api.url,
+                    runs_before,
+                    reload_after_s=scenario.reload_after_s,
+                    late_wait_s=late_wait_s,
+                )
+            )
+        before = proxy.stats.faulted
+        await asyncio.sleep(linger_s)
+        return Outcome(shown, proxy, proxy.stats.faulted - before)
+    finally:
+        await context.close()
+        await proxy.stop()
+
+
+async def _answer_started(api: str, thread_id: str, run_id: str) -> None:
+    """Until the route shows some of the run's answer (so the restart lands mid-answer)."""
+    route = f"/api/threads/{thread_id}/final-answer"
+    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            body = (await http.get(route, params={"run_id": run_id})).json()
+            if body.get("content") or body.get("complete"):
+                return
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"run {run_id} never began its answer")
+
+
+async def healthy_stream_bytes(browser: Browser, site: str, api: DevServer) -> dict[str, int]:
+    """Bytes of one healthy run's longest event stream, per transport, to place faults."""
+    sizes = {}
+    for transport in TRANSPORTS:
+        outcome = await run_scenario(
+            browser, site, api, SCENARIOS["no fault"], "bare", transport, 0
+        )
+        assert outcome is not None and outcome.shown[0].exact, outcome
+        sizes[transport] = max(outcome.proxy.stats.downstream_bytes)
+    return sizes
+
+
+async def restart_mid_run(
+    browser: Browser,
+    root: Path,
+    url_of: Callable[[str], str],
+    env: dict[str, str] | None = None,
+) -> Shown:
+    """One question on the page at ``url_of(api)``; once the answer streams, the server
+    is killed (SIGKILL: its event buffer and runs in memory are gone) and started again
+    on its port and data. What the page shows after the run's end, as
+    ``shown_after_run`` reads it, the run's end being the restarted server's."""
+    port = free_port()
+    context = await browser.new_context()
+    proxy = await ProtocolProxy(port, Fault()).start()
+    try:
+        page = await context.new_page()
+        with server(root, port, env) as first:
+            await open_page(page, url_of(proxy.url))
+            await page.evaluate(SUBMIT, question())
+            thread_id = await thread_of(page)
+            run_id = await nth_run(first.url, thread_id, 1)
+            await _answer_started(first.url, thread_id, run_id)
+            await asyncio.to_thread(stop, first.process, signal.SIGKILL)
+        with server(root, port, env) as second:
+            ended, expected, message_id = await run_end(second.url, thread_id, run_id)
+            delay = await _shown_within(page, message_id, expected, ended, SHOW_WITHIN_S)
+            await asyncio.sleep(max(0.0, ended + SHOW_WITHIN_S - time.monotonic()))
+            answer = await page.evaluate(ANSWER_OF, [message_id])
+            body = await page.inner_text("#chat")
+            tool_calls = await page.locator(".tool-call").count()
+            state = await page.evaluate(
+                "() => JSON.stringify(document.querySelector('#chat')?.dataset ?? {})"
+            )
+            # A SIGKILL may lose the server's thread record (langgraph dev keeps it in
+            # memory, flushed now and then); the checkpoints the route reads stay.
+            runs = max(1, len(await runs_of(second.url, thread_id)))
+            if delay is None:
+                delay = await _shown_within(page, message_id, expected, ended, 10)
+            return Shown(expected, answer, body, tool_calls, delay, thread_id, run_id, state, runs)
+    finally:
+        await context.close()
+        await proxy.stop()

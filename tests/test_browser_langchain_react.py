@@ -1,0 +1,166 @@
+"""`@evoscientist/final-answer/langchain-react`, proven in a real browser: a React chat
+page on @langchain/react's `useStream` (or, one import changed, `useStreamWithRecovery`),
+served from another origin than a real ``langgraph dev`` and loaded in headless Debian
+chromium, over SSE and over WebSocket; a fault-injecting proxy breaks the page's event
+streams, or the server is killed mid-run and started again.
+
+For every fault, 1 s after each run's end the page shows exactly the route's
+``format=text`` answer, no prefix of it twice, the run's tool call, and message
+instances (not plain objects). The bare binding, on a stream cut on every reconnect,
+shows a truncated answer: what the recovery is for.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+
+import httpx
+import pytest
+import pytest_asyncio
+from playwright.async_api import Browser, async_playwright
+
+from tests import jstools
+from tests.browser_langchain import (
+    SCENARIOS,
+    TRANSPORTS,
+    healthy_stream_bytes,
+    page_url,
+    restart_mid_run,
+    run_scenario,
+    server,
+)
+from tests.browser_page import build_page, squash, static_site
+from tests.servers import DevServer
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    return jstools.node()
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[DevServer]:
+    jstools.chromium()
+    with server(tmp_path_factory.mktemp("lc-browser")) as dev:
+        yield dev
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[str]:
+    page = build_page(node, tmp_path_factory.mktemp("lc-page"))
+    assert (page / "langchain-react.html").exists(), "the @langchain/react page was not built"
+    with static_site(page) as url:
+        yield url
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def browser(node: str) -> AsyncIterator[Browser]:
+    path = jstools.chromium()
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(path), args=jstools.CHROMIUM_ARGS
+        )
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def stream_bytes(browser: Browser, site: str, api: DevServer) -> dict[str, int]:
+    return await healthy_stream_bytes(browser, site, api)
+
+
+# How long a page stays open after its last run, watched for reconnects (the bare
+# binding retries a cut event stream every ~1.5 s).
+LINGER_S = 3.0
+
+
+async def run_statuses(api: str, thread_id: str) -> set[str]:
+    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
+        response = await http.get(f"/threads/{thread_id}/runs", params={"limit": 50})
+        response.raise_for_status()
+        return {run["status"] for run in response.json()}
+
+
+FAULTS = [
+    pytest.param(name, transport, id=f"{name}-{transport}")
+    for name, scenario in SCENARIOS.items()
+    for transport in TRANSPORTS
+    if name != "no fault" and not scenario.restart and scenario.fault(1000, transport)
+]
+
+
+@pytest.mark.parametrize(("name", "transport"), FAULTS)
+async def test_the_page_shows_the_route_answer_after_every_fault(
+    name: str,
+    transport: str,
+    browser: Browser,
+    site: str,
+    api: DevServer,
+    stream_bytes: dict[str, int],
+) -> None:
+    scenario = SCENARIOS[name]
+    result = await run_scenario(
+        browser, site, api, scenario, "recovery", transport, stream_bytes[transport], 10, LINGER_S
+    )
+    assert result is not None
+    shown, proxy = result.shown, result.proxy
+    context = f"{name} ({transport}): proxy {json.dumps(vars(proxy.stats))}; shown {shown!r}"
+    assert proxy.stats.fired >= 1, f"the fault never broke a stream; {context}"
+    for turn, run in enumerate(shown, start=1):
+        assert run.exact, f"run {turn}: not the route's answer 1 s after its end; {context}"
+        assert run.delay is not None and run.delay <= 1.0, context
+        assert not run.doubled, f"run {turn}: a prefix shows twice; {context}"
+        assert run.tool_calls >= turn, f"run {turn}: tool calls not rendered; {context}"
+        assert '"instances":"true"' in run.page_state, f"plain objects shown; {context}"
+    for earlier in shown[:-1]:
+        assert earlier.head in squash(shown[-1].body), f"a turn was lost; {context}"
+    # The binding's reconnect loop for a run the route called over has ended, and ended
+    # without cancelling it: the server says the run succeeded.
+    assert result.streams_after == 0, f"still reconnecting; {context}"
+    for run in shown:
+        assert await run_statuses(api.url, run.thread_id) == {"success"}, context
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_bare_binding_ends_truncated_when_every_reconnect_is_cut(
+    transport: str,
+    browser: Browser,
+    site: str,
+    api: DevServer,
+    stream_bytes: dict[str, int],
+) -> None:
+    """The control: the same fault without the recovery leaves the answer cut short."""
+    scenario = SCENARIOS["cut mid-answer, every reconnect cut"]
+    result = await run_scenario(
+        browser, site, api, scenario, "bare", transport, stream_bytes[transport], 0, LINGER_S
+    )
+    assert result is not None
+    shown = result.shown
+    assert not shown[0].exact, shown
+    assert shown[0].verdict().startswith("truncated"), shown
+    if transport == "sse":
+        # Each replay delivers events before its cut, which resets the SSE transport's
+        # attempts: it retries for as long as the page is open. (The WebSocket transport
+        # gives up after its 5 attempts.)
+        assert result.streams_after > 0, "the bare binding stopped reconnecting after the run"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_server_restarted_mid_run_ends_on_the_route_answer(
+    transport: str,
+    browser: Browser,
+    site: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    root = tmp_path_factory.mktemp(f"restart-{transport}")
+    run = await restart_mid_run(
+        browser, root, lambda api: page_url(site, api, "recovery", transport)
+    )
+    assert run.exact, run
+    assert run.delay is not None and run.delay <= 1.0, run
+    assert not run.doubled, run
