@@ -117,6 +117,7 @@ async def test_the_page_shows_the_route_answer_after_every_fault(
         assert not run.doubled, f"run {turn}: a prefix shows twice; {context}"
         assert run.tool_calls >= turn, f"run {turn}: tool calls not rendered; {context}"
         assert '"instances":"true"' in run.page_state, f"plain objects shown; {context}"
+        assert run.runs == 1, f"run {turn}: {run.runs} runs for one submit; {context}"
     for earlier in shown[:-1]:
         assert earlier.head in squash(shown[-1].body), f"a turn was lost; {context}"
     # The binding's reconnect loop for a run the route called over has ended, and ended
@@ -148,6 +149,20 @@ async def test_bare_binding_ends_truncated_when_every_reconnect_is_cut(
         # attempts: it retries for as long as the page is open. (The WebSocket transport
         # gives up after its 5 attempts.)
         assert result.streams_after > 0, "the bare binding stopped reconnecting after the run"
+
+
+async def test_bare_binding_runs_a_submit_cut_before_its_response_twice(
+    browser: Browser, site: str, api: DevServer, stream_bytes: dict[str, int]
+) -> None:
+    """The control: the binding's own client re-sends the cut `run.start` (its
+    AsyncCaller retries "Failed to fetch"), and the server starts a second run."""
+    scenario = SCENARIOS["cut before the response"]
+    result = await run_scenario(
+        browser, site, api, scenario, "bare", "sse", stream_bytes["sse"], 10, 0
+    )
+    assert result is not None
+    assert result.proxy.stats.fired >= 1, vars(result.proxy.stats)
+    assert result.shown[0].runs == 2, result.shown
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -11,6 +11,7 @@
 import { STREAM_CONTROLLER, useStream } from "@langchain/react";
 import { createContext, createElement, useContext, useEffect, useRef, useState } from "react";
 
+import { exactlyOnceCommandsFetch } from "./lc-once.js";
 import { overlayAnswers } from "./lc-messages.js";
 import { IDLE_RECOVERY, RunFollower, STREAM_GRACE_MS } from "./lc-follower.js";
 import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "./settle.js";
@@ -65,8 +66,17 @@ export function useStreamWithRecovery(options) {
   const latest = useRef(options);
   latest.current = options;
 
+  // Run starts exactly once (lc-once.js): the binding's SSE transport sends its commands
+  // through this fetch, and retries none. A transport the app built itself is its own.
+  const onceFetch = useRef(null);
+  if (onceFetch.current === null || onceFetch.current.base !== options.fetch) {
+    onceFetch.current = { base: options.fetch, fetch: exactlyOnceCommandsFetch(options.fetch) };
+  }
+  const ownTransport = options.transport != null && typeof options.transport !== "string";
+
   const base = useStream({
     ...streamOptions,
+    ...(ownTransport ? {} : { fetch: onceFetch.current.fetch }),
     onThreadId(id) {
       follower.threadNamed(id);
       latest.current.onThreadId?.(id);

@@ -71,11 +71,11 @@ export function taggedRun(runs, requestId) {
 }
 
 /** A failure after which the request may have reached the server: a network error. */
-function mayHaveArrived(error) {
+export function mayHaveArrived(error) {
   return error instanceof TypeError || (error && error.name === "TypeError");
 }
 
-function readHeaders(init, accept) {
+export function readHeaders(init, accept) {
   const headers = new Headers(init.headers || {});
   headers.delete("content-type");
   headers.delete("content-length");
@@ -83,7 +83,7 @@ function readHeaders(init, accept) {
   return headers;
 }
 
-async function discard(response) {
+export async function discard(response) {
   try {
     await response.body?.cancel();
   } catch {

@@ -1,0 +1,184 @@
+// `exactlyOnceCommandsFetch`: the `fetch` the @langchain/react drop-in hands to the
+// binding's `useStream`, under which a `run.start` tagged with a request id never starts
+// a second run.
+//
+// Who re-sends: with no `fetch` option, @langchain/react 1.1.0 builds its SSE transport
+// (@langchain/langgraph-sdk 1.11.0, dist/client/stream/transport/http.js,
+// `ProtocolSseTransportAdapter.request`) with the client's `AsyncCaller`, and sends every
+// command, `POST /threads/{id}/commands` with `run.start` among them, through
+// `asyncCaller.call`: its p-retry lets "Failed to fetch" (a connection cut before the
+// response) and 5xx answers through to another attempt, up to `maxRetries` (4), and the
+// server makes a second run of the same input. Given a `fetch` option, the binding's
+// `useStream` passes it to `client.threads.stream`, which builds the transport with that
+// fetch and no AsyncCaller: no command is retried, and this fetch alone decides.
+//
+// The v2 protocol has room for both halves of exactly-once: `run.start`'s params carry
+// `metadata` (langgraph-api 0.16.7 stores it on the run, so `GET /threads/{id}/runs`
+// finds the run by its `recovery_request_id`) and `multitaskStrategy`; and the command's
+// answer is only `{type: "success", id, result: {run_id}}`: the events come on the
+// thread's own event streams whoever started the run, so joining the run is answering
+// the command with its run id. A WebSocket transport sends its commands on the socket,
+// not through fetch: this does not cover it (a socket cut fails the command unsent
+// again; nothing re-sends it).
+
+import { sleep as defaultSleep } from "./http.js";
+import {
+  discard,
+  LOOKUP_INTERVAL_MS,
+  LOOKUP_LIMIT,
+  LOOKUP_WINDOW_MS,
+  mayHaveArrived,
+  readHeaders,
+  taggedRun,
+} from "./once.js";
+import { REQUEST_ID_KEY } from "./settle.js";
+
+const REMEMBERED_REQUESTS = 256;
+const COMMANDS_PATH = /^(.*)\/threads\/([^/]+)\/commands$/;
+
+/** The tagged `run.start` a request is, or null: any other request passes through. */
+export function runStartOf(input, init) {
+  if (!init || String(init.method || "GET").toUpperCase() !== "POST") return null;
+  if (typeof init.body !== "string") return null;
+  let url;
+  try {
+    url = new URL(typeof input === "string" ? input : String(input));
+  } catch {
+    return null;
+  }
+  const match = COMMANDS_PATH.exec(url.pathname);
+  if (!match) return null;
+  let command;
+  try {
+    command = JSON.parse(init.body);
+  } catch {
+    return null;
+  }
+  if (!command || command.method !== "run.start" || !command.params) return null;
+  const requestId = (command.params.metadata || {})[REQUEST_ID_KEY];
+  if (typeof requestId !== "string" || !requestId) return null;
+  return {
+    requestId,
+    threadUrl: `${url.origin}${match[1]}/threads/${match[2]}`,
+    command,
+    strategy: command.params.multitaskStrategy ?? null,
+  };
+}
+
+/** The command's answer had the server started `runId` for it. */
+export function startedResponse(command, runId) {
+  const body = { type: "success", id: command.id ?? 0, result: { run_id: runId } };
+  return new Response(JSON.stringify(body), {
+    status: 200,
+    headers: { "content-type": "application/json" },
+  });
+}
+
+/** The same command, refusing to queue behind (or interrupt) a run on the thread. */
+export function rejectingBody(command) {
+  return JSON.stringify({
+    ...command,
+    params: { ...command.params, multitaskStrategy: "reject" },
+  });
+}
+
+/** Whether a command's answer is a refusal (an error envelope, or a 4xx/5xx). */
+async function refused(response) {
+  if (!response.ok) return true;
+  try {
+    const payload = await response.clone().json();
+    return !payload || payload.type === "error";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Wrap `fetchImpl` (default: the global `fetch`) so that tagged `run.start` commands are
+ * exactly-once. Options as `exactlyOnceFetch`'s: `lookupWindowMs`, `lookupIntervalMs`,
+ * `onResubmit({requestId, runId, action, cause})`, `sleep`, `clock`.
+ */
+export function exactlyOnceCommandsFetch(fetchImpl = undefined, options = {}) {
+  const send = fetchImpl ?? ((input, init) => globalThis.fetch(input, init));
+  const {
+    lookupWindowMs = LOOKUP_WINDOW_MS,
+    lookupIntervalMs = LOOKUP_INTERVAL_MS,
+    onResubmit = null,
+    sleep = defaultSleep,
+    clock = Date.now,
+  } = options;
+  const sent = new Map(); // request id → run id once known, else null
+
+  const remember = (requestId, runId) => {
+    sent.delete(requestId);
+    sent.set(requestId, runId);
+    if (sent.size > REMEMBERED_REQUESTS) sent.delete(sent.keys().next().value);
+  };
+
+  const lookup = async (start, init) => {
+    const response = await send(`${start.threadUrl}/runs?limit=${LOOKUP_LIMIT}`, {
+      method: "GET",
+      headers: readHeaders(init, "application/json"),
+      signal: init.signal,
+      cache: "no-store",
+    });
+    // The binding names the thread; its first run.start creates it. No thread: no run.
+    if (response.status === 404) {
+      await discard(response);
+      return { runId: null };
+    }
+    if (!response.ok) return { response };
+    return { runId: taggedRun(await response.json(), start.requestId) };
+  };
+
+  const joined = (start, runId, cause) => {
+    remember(start.requestId, runId);
+    onResubmit?.({ requestId: start.requestId, runId, action: "joined", cause });
+    return startedResponse(start.command, runId);
+  };
+
+  const posted = (start, response, cause) => {
+    onResubmit?.({ requestId: start.requestId, runId: null, action: "posted", cause });
+    return response;
+  };
+
+  const resubmit = async (input, init, start, cause) => {
+    const known = sent.get(start.requestId);
+    if (known) return joined(start, known, cause);
+    // The first command may still be on its way to becoming a run: look for it a while.
+    const began = clock();
+    for (;;) {
+      const found = await lookup(start, init);
+      if (found.response) return found.response;
+      if (found.runId) return joined(start, found.runId, cause);
+      if (clock() - began >= lookupWindowMs) break;
+      await sleep(lookupIntervalMs, init.signal);
+    }
+    // Should the first command still become a run, the server refuses this one: that
+    // run is then in flight, and so found below.
+    const response = await send(input, { ...init, body: rejectingBody(start.command) });
+    if (!(await refused(response))) return posted(start, response, cause);
+    const found = await lookup(start, init);
+    if (found.runId) {
+      await discard(response);
+      return joined(start, found.runId, cause);
+    }
+    // Another run holds the thread: the app's own strategy decides, as for a first submit.
+    if (start.strategy === "reject") return response;
+    await discard(response);
+    return posted(start, await send(input, init), cause);
+  };
+
+  return async function onceCommandsFetch(input, init) {
+    const start = runStartOf(input, init);
+    if (start === null) return send(input, init);
+    if (sent.has(start.requestId)) return resubmit(input, init, start, null);
+    remember(start.requestId, null);
+    try {
+      return await send(input, init);
+    } catch (error) {
+      if ((init.signal && init.signal.aborted) || !mayHaveArrived(error)) throw error;
+      return resubmit(input, init, start, error);
+    }
+  };
+}

@@ -1,0 +1,109 @@
+// exactlyOnceCommandsFetch (the @langchain/react drop-in's fetch) against fetch()
+// stand-ins: a tagged run.start whose answer never came is answered with the run it
+// made, re-sent only when no run exists and then refusing to queue; anything else
+// passes through.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { exactlyOnceCommandsFetch, rejectingBody, runStartOf, startedResponse } from "../src/lc-once.js";
+import { fakeClock, jsonResponse, mockServer } from "./fixtures.mjs";
+
+const COMMANDS_URL = "http://x/threads/t/commands";
+const REQUEST = "req-1";
+
+function command(method = "run.start", metadata = { recovery_request_id: REQUEST }, extra = {}) {
+  return { id: 7, method, params: { assistant_id: "A", input: { messages: [] }, metadata, ...extra } };
+}
+
+function commandInit(body = command()) {
+  return { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
+}
+
+const tagged = (runId, requestId = REQUEST) => ({ run_id: runId, metadata: { recovery_request_id: requestId } });
+const posts = (calls) => calls.filter((c) => c.method === "POST");
+const started = (runId) => () => jsonResponse(200, { type: "success", id: 7, result: { run_id: runId } });
+const networkError = () => {
+  throw new TypeError("Failed to fetch");
+};
+
+test("a tagged run.start is recognised by its path, method and request id; nothing else is", () => {
+  const start = runStartOf(COMMANDS_URL, commandInit());
+  assert.equal(start.requestId, REQUEST);
+  assert.equal(start.threadUrl, "http://x/threads/t");
+  assert.equal(runStartOf("http://x/api/threads/t/commands", commandInit()).threadUrl, "http://x/api/threads/t");
+  assert.equal(runStartOf(COMMANDS_URL, commandInit(command("run.start", {}))), null, "no request id");
+  assert.equal(runStartOf(COMMANDS_URL, commandInit(command("input.respond"))), null);
+  assert.equal(runStartOf("http://x/threads/t/stream/events", commandInit()), null);
+  assert.equal(runStartOf(COMMANDS_URL, { method: "POST", body: "{" }), null);
+  assert.equal(runStartOf(COMMANDS_URL, { ...commandInit(), method: "GET" }), null);
+  assert.equal(start.strategy, null);
+  const rejecting = command("run.start", { recovery_request_id: REQUEST }, { multitaskStrategy: "reject" });
+  assert.equal(runStartOf(COMMANDS_URL, commandInit(rejecting)).strategy, "reject");
+});
+
+test("the joined answer is the protocol's success envelope; the re-send refuses to queue", async () => {
+  const response = startedResponse(command(), "run-1");
+  assert.deepEqual(await response.json(), { type: "success", id: 7, result: { run_id: "run-1" } });
+  const body = JSON.parse(rejectingBody(command()));
+  assert.equal(body.params.multitaskStrategy, "reject");
+  assert.equal(body.params.metadata.recovery_request_id, REQUEST);
+  assert.equal(body.id, 7);
+});
+
+test("a run.start cut before its answer is answered with the run it made, never re-sent", async () => {
+  const { fetchImpl, calls } = mockServer([
+    [/^POST \/threads\/t\/commands$/, networkError],
+    [/^GET \/threads\/t\/runs$/, () => jsonResponse(200, [tagged("other", "req-0"), tagged("run-1")])],
+  ]);
+  const seen = [];
+  const once = exactlyOnceCommandsFetch(fetchImpl, { onResubmit: (info) => seen.push(info) });
+  const response = await once(COMMANDS_URL, commandInit());
+  assert.deepEqual(await response.json(), { type: "success", id: 7, result: { run_id: "run-1" } });
+  assert.equal(posts(calls).length, 1);
+  assert.deepEqual(seen.map((s) => [s.action, s.runId]), [["joined", "run-1"]]);
+});
+
+test("a command that never made a run (no thread yet) is re-sent once, refusing to queue", async () => {
+  const clock = fakeClock();
+  let sends = 0;
+  const { fetchImpl, calls } = mockServer([
+    [/^POST \/threads\/t\/commands$/, () => (++sends === 1 ? networkError() : started("run-2")())],
+    // 404: the binding made the thread id; the thread exists only once a run.start lands.
+  ]);
+  const once = exactlyOnceCommandsFetch(fetchImpl, { sleep: clock.sleep, clock: clock.clock });
+  const response = await once(COMMANDS_URL, commandInit());
+  assert.equal((await response.json()).result.run_id, "run-2");
+  const resent = posts(calls).map((c) => JSON.parse(c.body).params.multitaskStrategy);
+  assert.deepEqual(resent, [undefined, "reject"]);
+  assert.ok(calls.filter((c) => c.method === "GET").length >= 2, "looked up over the window");
+});
+
+test("a first command that lands late is found after the refusal, and joined", async () => {
+  const clock = fakeClock();
+  let landed = false;
+  const { fetchImpl, calls } = mockServer([
+    [
+      /^POST \/threads\/t\/commands$/,
+      ({ init }) => {
+        if (!JSON.parse(init.body).params.multitaskStrategy) networkError();
+        landed = true; // the first command reached the server meanwhile
+        return jsonResponse(200, { type: "error", id: 7, error: "unknown_error", message: "busy" });
+      },
+    ],
+    [/^GET \/threads\/t\/runs$/, () => jsonResponse(200, landed ? [tagged("run-1")] : [])],
+  ]);
+  const once = exactlyOnceCommandsFetch(fetchImpl, { sleep: clock.sleep, clock: clock.clock });
+  const response = await once(COMMANDS_URL, commandInit());
+  assert.equal((await response.json()).result.run_id, "run-1");
+  assert.equal(posts(calls).length, 2);
+});
+
+test("untagged commands and other requests pass through untouched", async () => {
+  const { fetchImpl, calls } = mockServer([[/^POST /, networkError]]);
+  const once = exactlyOnceCommandsFetch(fetchImpl);
+  await assert.rejects(once(COMMANDS_URL, commandInit(command("run.start", {}))), TypeError);
+  await assert.rejects(once(COMMANDS_URL, commandInit(command("input.respond"))), TypeError);
+  assert.equal(calls.length, 2);
+  assert.equal(calls.filter((c) => c.method === "GET").length, 0);
+});
