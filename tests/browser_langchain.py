@@ -171,9 +171,18 @@ class Outcome:
 
 
 def server(
-    root: Path, port: int | None = None, env: dict[str, str] | None = None
+    root: Path,
+    port: int | None = None,
+    env: dict[str, str] | None = None,
+    extra_graphs: dict[str, str] | None = None,
 ) -> AbstractContextManager[DevServer]:
-    return langgraph_dev(root / "work", root / "data", port=port, env={**SERVER_ENV, **(env or {})})
+    return langgraph_dev(
+        root / "work",
+        root / "data",
+        port=port,
+        env={**SERVER_ENV, **(env or {})},
+        extra_graphs=extra_graphs,
+    )
 
 
 def page_url(site: str, api: str, hook: str, transport: str) -> str:

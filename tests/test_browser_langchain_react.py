@@ -12,6 +12,7 @@ shows a truncated answer: what the recovery is for.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 
@@ -25,15 +26,20 @@ from tests.browser_langchain import (
     SCENARIOS,
     TRANSPORTS,
     healthy_stream_bytes,
+    open_page,
     page_url,
+    question,
     restart_mid_run,
     run_scenario,
     server,
 )
-from tests.browser_page import build_page, squash, static_site
+from tests.browser_page import SUBMIT, build_page, squash, static_site
+from tests.interrupt_graph import REVIEW
 from tests.servers import DevServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+INTERRUPTING = "interrupting"  # tests/interrupt_graph.py: a tool call, then interrupt()
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +50,8 @@ def node() -> str:
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[DevServer]:
     jstools.chromium()
-    with server(tmp_path_factory.mktemp("lc-browser")) as dev:
+    graphs = {INTERRUPTING: "tests/interrupt_graph.py:graph"}
+    with server(tmp_path_factory.mktemp("lc-browser"), extra_graphs=graphs) as dev:
         yield dev
 
 
@@ -179,3 +186,79 @@ async def test_a_server_restarted_mid_run_ends_on_the_route_answer(
     assert run.exact, run
     assert run.delay is not None and run.delay <= 1.0, run
     assert not run.doubled, run
+
+
+SEEN = "() => window.chat.seen()"
+IDLE = "() => !window.chat.seen().loading"
+
+
+async def what_each_hook_shows(
+    browser: Browser, site: str, api: str, transport: str, assistant: str, respond: str | None
+) -> dict[str, list[dict]]:
+    """For the bare binding and the drop-in: what the page shows once a run paused on an
+    interrupt or ended, and (``respond``) once the run resumed with it ended."""
+    ask = question()
+    seen: dict[str, list[dict]] = {}
+    for hook in ("bare", "recovery"):
+        context = await browser.new_context()
+        try:
+            page = await context.new_page()
+            await open_page(page, f"{page_url(site, api, hook, transport)}&assistant={assistant}")
+            await page.evaluate(SUBMIT, ask)
+            await page.wait_for_function(
+                "() => window.chat.seen().messages.length > 1 && !window.chat.seen().loading",
+                timeout=30_000,
+            )
+            await asyncio.sleep(SETTLE_S)  # the drop-in's route read lands after the end
+            seen[hook] = [await page.evaluate(SEEN)]
+            if respond is not None:
+                await page.evaluate("v => window.chat.respond(v)", respond)
+                await page.wait_for_function(
+                    "() => window.chat.seen().messages.some(m => m.text.startsWith('Reviewed'))"
+                    " && !window.chat.seen().loading",
+                    timeout=30_000,
+                )
+                await asyncio.sleep(SETTLE_S)
+                seen[hook].append(await page.evaluate(SEEN))
+        finally:
+            await context.close()
+    return seen
+
+
+# Past the drop-in's typical delay after a run's end (31-71 ms measured), with room.
+SETTLE_S = 1.0
+
+
+def shape(seen: dict) -> dict:
+    """What is shown, bar the answer text (the drop-in shows the route's for it)."""
+    messages = [
+        {**m, "text": m["text"] if m["type"] != "ai" or m["calls"] else bool(m["text"])}
+        for m in seen["messages"]
+    ]
+    return {**seen, "messages": messages}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_tool_calls_show_as_with_the_bare_binding(
+    transport: str, browser: Browser, site: str, api: DevServer
+) -> None:
+    seen = await what_each_hook_shows(browser, site, api.url, transport, "EvoScientist", None)
+    bare, recovery = seen["bare"][0], seen["recovery"][0]
+    assert [m["type"] for m in bare["messages"]] == ["human", "ai", "tool", "ai"], bare
+    assert bare["messages"][1]["calls"] == ["search_notes"], bare
+    assert shape(recovery) == shape(bare)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_an_interrupt_surfaces_as_with_the_bare_binding(
+    transport: str, browser: Browser, site: str, api: DevServer
+) -> None:
+    seen = await what_each_hook_shows(browser, site, api.url, transport, INTERRUPTING, "yes")
+    (bare_paused, bare_done), (paused, done) = seen["bare"], seen["recovery"]
+    assert bare_paused["interrupt"] == REVIEW, bare_paused
+    assert paused["interrupt"] == REVIEW, paused
+    assert paused["interrupts"] == bare_paused["interrupts"]
+    assert shape(paused) == shape(bare_paused)
+    assert bare_done["interrupt"] is None and done["interrupt"] is None, (bare_done, done)
+    assert done["messages"][-1]["text"] == "Reviewed: yes. The plan stands.", done
+    assert shape(done) == shape(bare_done)

@@ -2,7 +2,8 @@
 // @evoscientist/final-answer/langchain-react): messages rendered with their tool calls,
 // as tests/browser/app.jsx renders the langgraph-sdk hook's. Query: ?api=URL
 // &hook=recovery|bare&transport=sse|websocket&thread=ID (the thread id is kept in the
-// URL, as chat apps do, so a reload shows the run again).
+// URL, as chat apps do, so a reload shows the run again)&assistant=GRAPH (default
+// EvoScientist). `window.chat.seen()` is what the page shows, for comparing the hooks.
 import { useStream } from "@langchain/react";
 import { useStreamWithRecovery } from "@evoscientist/final-answer/langchain-react";
 import { createRoot } from "react-dom/client";
@@ -38,7 +39,7 @@ function App() {
   const [threadId, setThreadId] = useState(params.get("thread"));
   const stream = useChat({
     apiUrl: params.get("api"),
-    assistantId: "EvoScientist",
+    assistantId: params.get("assistant") ?? "EvoScientist",
     transport,
     threadId,
     onThreadId: (id) => {
@@ -51,6 +52,22 @@ function App() {
   window.chat = {
     submit: (question) => stream.submit({ messages: [{ type: "human", content: question }] }),
     threadId,
+    respond: (value) => stream.respond(value),
+    seen: () => ({
+      loading: stream.isLoading,
+      messages: stream.messages.map((m) => ({
+        type: m.type,
+        text: text(m.content),
+        calls: (m.tool_calls || []).map((c) => c.name),
+        instance: typeof m.getType === "function",
+      })),
+      toolCalls: (stream.toolCalls || []).map((c) => ({
+        name: c.name ?? c.call?.name,
+        status: c.status ?? null,
+      })),
+      interrupts: (stream.interrupts || []).map((i) => i.value),
+      interrupt: stream.interrupt ? stream.interrupt.value : null,
+    }),
   };
   const recovery = stream.recovery;
   const instances = stream.messages.every((m) => typeof m.getType === "function");
