@@ -174,11 +174,17 @@ export function exactlyOnceCommandsFetch(fetchImpl = undefined, options = {}) {
     if (start === null) return send(input, init);
     if (sent.has(start.requestId)) return resubmit(input, init, start, null);
     remember(start.requestId, null);
+    let response;
     try {
-      return await send(input, init);
+      response = await send(input, init);
     } catch (error) {
       if ((init.signal && init.signal.aborted) || !mayHaveArrived(error)) throw error;
       return resubmit(input, init, start, error);
     }
+    // The binding's AsyncCaller retried a 5xx; without it, this does, never blindly
+    // (the server may have made the run before failing its answer).
+    if (response.status < 500) return response;
+    await discard(response);
+    return resubmit(input, init, start, new Error(`HTTP ${response.status}`));
   };
 }

@@ -99,6 +99,17 @@ test("a first command that lands late is found after the refusal, and joined", a
   assert.equal(posts(calls).length, 2);
 });
 
+test("a 5xx answer is never re-sent blindly: the run it may have made is taken", async () => {
+  const { fetchImpl, calls } = mockServer([
+    [/^POST \/threads\/t\/commands$/, () => jsonResponse(502, { detail: "bad gateway" })],
+    [/^GET \/threads\/t\/runs$/, () => jsonResponse(200, [tagged("run-1")])],
+  ]);
+  const once = exactlyOnceCommandsFetch(fetchImpl);
+  const response = await once(COMMANDS_URL, commandInit());
+  assert.equal((await response.json()).result.run_id, "run-1");
+  assert.equal(posts(calls).length, 1);
+});
+
 test("untagged commands and other requests pass through untouched", async () => {
   const { fetchImpl, calls } = mockServer([[/^POST /, networkError]]);
   const once = exactlyOnceCommandsFetch(fetchImpl);
