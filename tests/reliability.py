@@ -175,7 +175,8 @@ def problem_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [
         record.getMessage()
         for record in caplog.records
-        if record.levelno >= logging.WARNING and record.name.startswith("EvoScientist")
+        if record.levelno >= logging.WARNING
+        and record.name.startswith(("EvoScientist", "evoscientist_final_answer"))
     ]
 
 

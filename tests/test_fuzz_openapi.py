@@ -108,7 +108,7 @@ def schema(app: App) -> Any:
     response = app.send({"method": "GET", "url": f"{BASE_URL}{OPENAPI_PATH}"})
     assert response.status_code == 200
     document = response.json()
-    assert set(document["paths"]) == {"/api/models", FINAL_ANSWER}
+    assert set(document["paths"]) == {FINAL_ANSWER}  # the route's own (a host has its own)
     return schemathesis.openapi.from_dict(document)
 
 

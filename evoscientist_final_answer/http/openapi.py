@@ -109,30 +109,6 @@ FINAL_ANSWER_SCHEMA: dict[str, Any] = {
     },
 }
 
-MODELS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["entries", "default"],
-    "properties": {
-        "entries": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["name", "model_id", "provider"],
-                "properties": {
-                    "name": {"type": "string"},
-                    "model_id": {"type": "string"},
-                    "provider": {"type": "string"},
-                },
-            },
-        },
-        "default": {
-            "type": "object",
-            "required": ["name", "provider"],
-            "properties": {"name": {"type": "string"}, "provider": {"type": "string"}},
-        },
-    },
-}
-
 
 def _error(description: str, **headers: Any) -> dict[str, Any]:
     return {
@@ -244,28 +220,17 @@ REFUSED_OPERATION: dict[str, Any] = {
     },
 }
 
-MODELS_OPERATION: dict[str, Any] = {
-    "operationId": "getModels",
-    "summary": "The models the WebUI may choose from",
-    "responses": {
-        "200": {
-            "description": "the registry and the default model",
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Models"}}},
-        }
-    },
-}
-
 
 def openapi_document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {
-            "title": "EvoScientist custom routes",
+            "title": "EvoScientist final-answer route",
             "version": "1.0.0",
-            "description": "Routes mounted beside the langgraph API (langgraph.json http.app).",
+            "description": "GET /api/threads/{thread_id}/final-answer, mounted beside the "
+            "langgraph API (final_answer_routes() in langgraph.json's http.app).",
         },
         "paths": {
-            "/api/models": {"get": MODELS_OPERATION},
             "/api/threads/{thread_id}/final-answer": {
                 "get": FINAL_ANSWER_OPERATION,
                 **{
@@ -278,7 +243,6 @@ def openapi_document() -> dict[str, Any]:
             "schemas": {
                 "FinalAnswer": FINAL_ANSWER_SCHEMA,
                 "Error": ERROR_SCHEMA,
-                "Models": MODELS_SCHEMA,
             }
         },
     }
