@@ -13,10 +13,17 @@ from typing import Any
 
 import httpx
 import pytest
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph_sdk import get_client
+from psycopg_pool import AsyncConnectionPool
 
 from EvoScientist.offline_model import answer_for, notes_for
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.host import StoreAddress, store_of
 from tests.host_checkpointer import AGENT_PREFIX, HOST_DB_VARIABLE
+from tests.postgres import temporary_schema
+from tests.seeds import Seeder, open_seeder
 from tests.servers import DevServer, langgraph_dev
 from tests.slow_tool_graph import SLOW_ANSWER
 
@@ -114,3 +121,49 @@ async def test_without_a_custom_checkpointer_the_api_answers(stock_server: DevSe
     assert body["run_id"] == run["run_id"]
     assert body["content"] == answer_for(question, [notes_for(question)])
     assert not stock_server.sessions_db.exists()
+
+
+# ---- what the route derives from a saver object (store_of), on the real savers
+
+
+async def answer_through(address: StoreAddress | None, thread_id: str) -> dict[str, Any]:
+    service = FinalAnswerService.of_store(address)
+    try:
+        return (await service.read(thread_id)).to_json()
+    finally:
+        await service.close()
+
+
+@pytest.mark.backends("sqlite", "postgres")
+async def test_the_writers_own_saver_names_the_store_it_writes(seeder: Seeder) -> None:
+    """The seeder's saver is what a host's factory yields (``AsyncSqliteSaver`` on a
+    file; ``AsyncPostgresSaver`` on one connection): the address derived from it reads
+    the thread it wrote."""
+    thread = await seeder.agent(("Which store?",))
+    address = await store_of(seeder.saver)
+    assert address is not None
+    body = await answer_through(address, thread.thread_id)
+    assert body["content"] == await thread.expected() and body["complete"] is True
+
+
+async def test_a_pooled_postgres_saver_names_its_database(postgres_database: str) -> None:
+    """``AsyncPostgresSaver`` over a pool (as the demo's factory makes it): its conninfo."""
+    async with temporary_schema(postgres_database) as uri:
+        async with open_seeder(uri) as seeder:
+            thread = await seeder.agent(("Pooled?",))
+            expected = await thread.expected()
+        pool = AsyncConnectionPool(uri, kwargs={"autocommit": True}, open=False)
+        await pool.open()
+        try:
+            address = await store_of(AsyncPostgresSaver(pool))
+        finally:
+            await pool.close()
+        assert address == StoreAddress(postgres_conninfo=address.postgres_conninfo)
+        body = await answer_through(address, thread.thread_id)
+        assert body["content"] == expected
+
+
+async def test_an_in_memory_sqlite_saver_names_no_store() -> None:
+    async with AsyncSqliteSaver.from_conn_string(":memory:") as saver:
+        assert await store_of(saver) is None
+    assert await store_of(object()) is None  # a saver of another kind: the API answers
