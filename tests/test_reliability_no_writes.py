@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from evoscientist_final_answer.http.openapi import OPENAPI_PATH
 from tests.reliability import assert_error_shape, store_files, table_rows
 from tests.seeds import answer_client, hex8_thread_id, open_seeder, route, uuid_thread_id
 
@@ -31,7 +32,7 @@ def mixed_requests(
         params: dict[str, Any] = {}
         headers: dict[str, str] = {}
         if roll < 0.05:
-            requests.append(("/api/models", {}, {}))
+            requests.append((OPENAPI_PATH, {}, {}))  # the route's other route
             continue
         if roll < 0.08:
             requests.append(("/api/openapi.json", {}, {}))
