@@ -20,10 +20,13 @@ TEST_WORKERS ?= 3
 JS := clients/js
 JS_STAMP := $(JS)/node_modules/.installed
 
+# The demo (EvoScientist/: agent, offline model, checkpointer, /api/models) is not in
+# the package (evoscientist_final_answer): the repository root goes on the venv's path.
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+	$(BIN)/python -c 'import site, sys; open(site.getsitepackages()[0] + "/evoscientist-demo.pth", "w").write(sys.argv[1] + "\n")' "$(CURDIR)"
 	touch $(STAMP)
 
 $(JS_STAMP): $(JS)/package.json $(JS)/package-lock.json
@@ -37,12 +40,12 @@ dev: $(STAMP)
 	$(BIN)/langgraph dev --no-browser --host 127.0.0.1 --port $(PORT)
 
 test: $(STAMP) $(JS_STAMP) upstream-env
-	$(BIN)/ruff check EvoScientist tests
+	$(BIN)/ruff check EvoScientist evoscientist_final_answer tests
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check EvoScientist tests
-	$(BIN)/ruff format --check EvoScientist tests
+	$(BIN)/ruff check EvoScientist evoscientist_final_answer tests
+	$(BIN)/ruff format --check EvoScientist evoscientist_final_answer tests
 
 clean:
 	rm -rf $(VENV) $(UPSTREAM_VENV) .pytest_cache .ruff_cache .langgraph_api $(JS)/node_modules

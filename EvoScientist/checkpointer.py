@@ -8,7 +8,7 @@ database instead (``AsyncPostgresSaver`` over a connection pool), which any numb
 API servers can share; the route then reads the same database.
 
 Both savers add the store maintenance langgraph-api asks of a custom checkpointer
-(``aprune``, ``adelete_for_runs``, ``acopy_thread``: see ``EvoScientist.maintenance``).
+(``aprune``, ``adelete_for_runs``, ``acopy_thread``: see ``evoscientist_final_answer.maintenance``).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from EvoScientist import settings
-from EvoScientist.maintenance.sqlite import MaintainedSqliteSaver
-from EvoScientist.store.deleted_runs import recording_deletions
+from evoscientist_final_answer.maintenance.sqlite import MaintainedSqliteSaver
+from evoscientist_final_answer.store.deleted_runs import recording_deletions
 
 # The writer's pool. The saver serialises its own statements (one asyncio lock), so a
 # few connections are plenty; the pool is there to reconnect after a failure.
@@ -66,7 +66,7 @@ async def setup_postgres(uri: str) -> None:
     from psycopg import AsyncConnection
     from psycopg.rows import dict_row
 
-    from EvoScientist.maintenance.postgres import ensure_run_index, run_index_ready
+    from evoscientist_final_answer.maintenance.postgres import ensure_run_index, run_index_ready
 
     async with await AsyncConnection.connect(
         uri, autocommit=True, prepare_threshold=0, row_factory=dict_row
@@ -122,7 +122,7 @@ async def postgres_checkpointer(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
         check=AsyncConnectionPool.check_connection,
         open=False,
     ) as pool:
-        from EvoScientist.maintenance.postgres import MaintainedPostgresSaver
+        from evoscientist_final_answer.maintenance.postgres import MaintainedPostgresSaver
 
         # The route tells the runs this server rolled back from other servers' runs.
         yield recording_deletions(MaintainedPostgresSaver(pool))

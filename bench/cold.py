@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from bench.cold_floor import Floor
-from EvoScientist.store.base import CheckpointAnswerReader
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer.store.base import CheckpointAnswerReader
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 
 AGENT = "EvoScientist"
 FIRST = "first read"
@@ -81,7 +81,7 @@ def sqlite_factory(db: Path) -> ReaderFactory:
 
 def postgres_factory(uri: str) -> ReaderFactory:
     async def make() -> CheckpointAnswerReader:
-        from EvoScientist.store.postgres_reader import PostgresAnswerReader
+        from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
 
         reader = PostgresAnswerReader(uri, AGENT)
         pool = await reader._open()

@@ -19,9 +19,9 @@ from pathlib import Path
 import aiosqlite
 import psycopg
 
-from EvoScientist.store import delta
-from EvoScientist.store.base import CheckpointAnswerReader
-from EvoScientist.store.sqlite_connection import READER_PRAGMAS, read_only_uri
+from evoscientist_final_answer.store import delta
+from evoscientist_final_answer.store.base import CheckpointAnswerReader
+from evoscientist_final_answer.store.sqlite.connection import READER_PRAGMAS, read_only_uri
 
 Floor = Callable[[], Awaitable[float]]
 
@@ -64,7 +64,7 @@ def sqlite_floor(db: Path, thread_id: str, checkpoint_id: str, answer_id: bytes)
 
 
 def postgres_floor(uri: str, thread_id: str, version: str, answer_id: bytes) -> Floor:
-    from EvoScientist.store.postgres_reader import read_only_kwargs
+    from evoscientist_final_answer.store.postgres.reader import read_only_kwargs
 
     async def sample() -> float:
         conn = await psycopg.AsyncConnection.connect(uri, **read_only_kwargs(uri))

@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 
 from bench.asgi import call_asgi, route
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 
 AGENT = "EvoScientist"
 

@@ -10,9 +10,9 @@ from typing import Any
 from bench.asgi import call_asgi
 from bench.graphs import Mode, build
 from EvoScientist.checkpointer import postgres_checkpointer
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
-from EvoScientist.store.postgres_reader import PostgresAnswerReader
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
 from tests.postgres import session_database, unreachable_reason
 
 RECURSION_LIMIT = 1_000

@@ -15,9 +15,9 @@ from typing import Any
 
 import psycopg
 
-from EvoScientist.store import lazy
-from EvoScientist.store.postgres_blobs import blob_cursor
-from EvoScientist.store.postgres_reader import PostgresAnswerReader, read_only_kwargs
+from evoscientist_final_answer.store import lazy
+from evoscientist_final_answer.store.postgres.blobs import blob_cursor
+from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader, read_only_kwargs
 
 FLOOR_SQL = """
 SELECT c.checkpoint, c.metadata,

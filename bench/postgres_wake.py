@@ -19,9 +19,9 @@ from psycopg_pool import AsyncConnectionPool
 
 from bench.waiting import parked_run
 from EvoScientist.checkpointer import setup_postgres
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
-from EvoScientist.store.postgres_reader import PostgresAnswerReader
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
 
 AGENT = "EvoScientist"
 

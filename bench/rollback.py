@@ -22,8 +22,8 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from bench.timing import interleaved, ms
 from EvoScientist.agent import build_graph
-from EvoScientist.maintenance.sqlite import MaintainedSqliteSaver
 from EvoScientist.offline_model import OfflineChatModel
+from evoscientist_final_answer.maintenance.sqlite import MaintainedSqliteSaver
 
 ROWS = 200_000
 TEMPLATE = "template"

@@ -22,7 +22,7 @@ from bench.in_process import InProcess
 from bench.postgres_floor import PostgresFloor, head_query
 from bench.postgres_wake import postgres_wake_delays
 from bench.timing import interleaved, ms
-from EvoScientist.store.postgres_reader import PostgresAnswerReader
+from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
 
 SQLITE_ROUTE = "SQLite route"
 PG_FLOOR = "Postgres floor"
@@ -202,7 +202,8 @@ def section(result: RoundTwo) -> list[str]:
             "the parse). The route does not send a plain value over 64 KB: its first bytes, "
             "its size and as many of its last bytes as the step that made it wrote come "
             "with that step's writes, which prove the entries it ends with "
-            "(`EvoScientist.store.value_end`); the floor sends it whole, so a large plain "
+            "(`evoscientist_final_answer.store.value_end`); the floor sends it whole, so a large "
+            "plain "
             "thread's route reads less than its floor.",
             "",
         ]

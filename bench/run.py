@@ -31,8 +31,8 @@ from bench.asgi import route
 from bench.crowd import CrowdReport, crowd
 from bench.in_process import InProcess
 from bench.timing import interleaved, ms, percentile
-from EvoScientist.store import lazy
-from EvoScientist.store.sqlite_reader import READER_PRAGMAS, read_only_uri
+from evoscientist_final_answer.store import lazy
+from evoscientist_final_answer.store.sqlite.reader import READER_PRAGMAS, read_only_uri
 from tests.servers import free_port, langgraph_dev, stop
 
 REPO = Path(__file__).resolve().parents[1]
@@ -195,7 +195,7 @@ async def load(report: Report, work: Path) -> None:
             sys.executable,
             "-m",
             "uvicorn",
-            "EvoScientist.langgraph_dev.http:app",
+            "evoscientist_final_answer.http.app:app",
             "--port",
             str(port),
             "--log-level",

@@ -21,8 +21,8 @@ import httpx
 import ormsgpack
 import pytest
 
-from EvoScientist.langgraph_dev.openapi import ERROR_SCHEMA
-from EvoScientist.store import lazy
+from evoscientist_final_answer.http.openapi import ERROR_SCHEMA
+from evoscientist_final_answer.store import lazy
 
 # Every code the OpenAPI document lists for an error body.
 ERROR_CODES = set(ERROR_SCHEMA["properties"]["error"]["properties"]["code"]["enum"])

@@ -54,12 +54,12 @@ from starlette.applications import Starlette
 from typing_extensions import TypedDict
 
 from EvoScientist.agent import build_graph
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import READ_DEADLINE_SECONDS, FinalAnswerService
 from EvoScientist.offline_model import OfflineChatModel
-from EvoScientist.settings import POSTGRES_SCHEMES
-from EvoScientist.store.base import CheckpointAnswerReader
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import READ_DEADLINE_SECONDS, FinalAnswerService
+from evoscientist_final_answer.settings import POSTGRES_SCHEMES
+from evoscientist_final_answer.store.base import CheckpointAnswerReader
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 
 AGENT_NAME = "EvoScientist"
 OTHER_AGENT = "ReviewerAgent"
@@ -106,7 +106,7 @@ class Store:
     def reader(self, agent_name: str = AGENT_NAME, **options: Any) -> CheckpointAnswerReader:
         """The route's direct reader of this store."""
         if self.backend == "postgres":
-            from EvoScientist.store.postgres_reader import PostgresAnswerReader
+            from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
 
             return PostgresAnswerReader(self.uri, agent_name, **options)
         return SqliteAnswerReader(self.path, agent_name, **options)

@@ -13,11 +13,11 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from EvoScientist.answer.result import FinalAnswer
-from EvoScientist.store.base import Head
-from EvoScientist.store.change_signal import COALESCE_SECONDS, TRAILING_SECONDS
-from EvoScientist.store.errors import ThreadNotFound
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer.answer.result import FinalAnswer
+from evoscientist_final_answer.store.base import Head
+from evoscientist_final_answer.store.errors import ThreadNotFound
+from evoscientist_final_answer.store.sqlite.change_signal import COALESCE_SECONDS, TRAILING_SECONDS
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.seeds import AGENT_NAME, Seeder, uuid_thread_id
 
 SETTLE_SECONDS = COALESCE_SECONDS + TRAILING_SECONDS + 0.1

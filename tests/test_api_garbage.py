@@ -23,10 +23,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
-from EvoScientist.store.api_reader import ApiAnswerReader
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.api.reader import ApiAnswerReader
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.seeds import AGENT_NAME, route, uuid_thread_id
 from tests.servers import listening
 

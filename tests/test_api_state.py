@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from EvoScientist.answer.result import FinalAnswer
-from EvoScientist.answer.state import answer_from_state
-from EvoScientist.answer.status import RunStatus
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer.answer.result import FinalAnswer
+from evoscientist_final_answer.answer.state import answer_from_state
+from evoscientist_final_answer.answer.status import RunStatus
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.seeds import (
     AGENT_NAME,
     REASONING_CASES,

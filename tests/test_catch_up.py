@@ -20,9 +20,9 @@ from uuid import UUID
 import pytest
 from langgraph_runtime_inmem.database import GLOBAL_STORE
 
-from EvoScientist.langgraph_dev import waiting
-from EvoScientist.langgraph_dev.service import FinalAnswerService
-from EvoScientist.store.api_reader import ApiAnswerReader
+from evoscientist_final_answer.http import waiting
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.api.reader import ApiAnswerReader
 from tests.seeds import Seeder
 
 pytestmark = pytest.mark.backends("sqlite")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from EvoScientist.store.change_signal import (
+from evoscientist_final_answer.store.sqlite.change_signal import (
     COALESCE_SECONDS,
     TRAILING_SECONDS,
     InotifySignal,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from EvoScientist.store.checkpoint_facts import CheckpointFacts
+from evoscientist_final_answer.store.checkpoint_facts import CheckpointFacts
 
 
 def facts(**metadata: object) -> CheckpointFacts:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from langchain_core.messages import HumanMessage
 
-from EvoScientist.maintenance.sqlite import MaintainedSqliteSaver
-from EvoScientist.store.deleted_runs import deleted_here, recording_deletions
+from evoscientist_final_answer.maintenance.sqlite import MaintainedSqliteSaver
+from evoscientist_final_answer.store.deleted_runs import deleted_here, recording_deletions
 from tests.seeds import answer, new_run_id, node_graph, uuid_thread_id
 
 

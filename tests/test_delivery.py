@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from EvoScientist.answer.result import FinalAnswer
-from EvoScientist.answer.status import RunStatus
-from EvoScientist.langgraph_dev.delivery import Parked, Parking
-from EvoScientist.langgraph_dev.service import FinalAnswerService
-from EvoScientist.store.errors import StoreUnavailable
+from evoscientist_final_answer.answer.result import FinalAnswer
+from evoscientist_final_answer.answer.status import RunStatus
+from evoscientist_final_answer.http.delivery import Parked, Parking
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.errors import StoreUnavailable
 from tests.seeds import Seeder
 from tests.test_waiting import parked_waiters, three_step_run, until
 

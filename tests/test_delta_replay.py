@@ -1,5 +1,5 @@
 """A DeltaChannel thread's first read checks only the ids of the entries it reaches
-against the snapshot (``EvoScientist.store.delta``), and still folds as the reducer
+against the snapshot (``evoscientist_final_answer.store.delta``), and still folds as the reducer
 does when a later write replaces or removes a message the snapshot holds.
 
 Each scenario runs on a real thread (a real graph's DeltaChannel, snapshots every other
@@ -20,9 +20,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 
-from EvoScientist.answer.result import FinalAnswer
-from EvoScientist.store import delta, postgres_history, sqlite_lazy
-from EvoScientist.store.postgres_reader import PostgresAnswerReader
+from evoscientist_final_answer.answer.result import FinalAnswer
+from evoscientist_final_answer.store import delta
+from evoscientist_final_answer.store.postgres import history as postgres_history
+from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
+from evoscientist_final_answer.store.sqlite import lazy as sqlite_lazy
 from tests.seeds import SeededThread, Seeder, Store
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")

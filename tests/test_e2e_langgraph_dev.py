@@ -16,8 +16,8 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from EvoScientist.answer.state import answer_from_state
 from EvoScientist.offline_model import answer_for, notes_for
+from evoscientist_final_answer.answer.state import answer_from_state
 from tests.postgres import temporary_schema
 from tests.servers import DevServer, langgraph_dev
 

@@ -12,7 +12,7 @@ import uuid
 
 from langgraph_sdk import get_client
 
-from EvoScientist.store.run_owners import api_run_owners
+from evoscientist_final_answer.store.api.run_owners import api_run_owners
 from tests.reliability import assert_error
 from tests.servers import DevServer
 from tests.test_reliability_auth import ALICE, ASSISTANT, BOB, final_answer, get, server

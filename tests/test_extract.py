@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from EvoScientist.answer.extract import (
+from EvoScientist.offline_model import answer_for, notes_for, reasoning_for
+from evoscientist_final_answer.answer.extract import (
     NO_ANSWER,
     answer_text,
     coerce_messages,
@@ -16,7 +17,6 @@ from EvoScientist.answer.extract import (
     reasoning_text,
     split_think,
 )
-from EvoScientist.offline_model import answer_for, notes_for, reasoning_for
 from tests.seeds import REASONING_CASES, ReasoningCase, Seeder, expected_message
 
 # ------------------------------------------------------------------ <think>

@@ -23,9 +23,9 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.gzip import GZipMiddleware
 
-from EvoScientist.langgraph_dev.front_door import DirectSend
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.front_door import DirectSend
+from evoscientist_final_answer.http.service import FinalAnswerService
 from tests.seeds import Seeder, route
 from tests.servers import listening
 from tests.test_waiting import parked_waiters, three_step_run, until
@@ -50,7 +50,7 @@ def transparent_stack() -> list[Middleware]:
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
     """Stand-ins for the server's modules, as the front door reads them."""
     server = SimpleNamespace(global_middleware=transparent_stack())
-    config = SimpleNamespace(HTTP_CONFIG={"app": "EvoScientist.langgraph_dev.http:app"})
+    config = SimpleNamespace(HTTP_CONFIG={"app": "evoscientist_final_answer.http.app:app"})
     config.MOUNT_PREFIX = None
     monkeypatch.setitem(sys.modules, "langgraph_api.server", server)
     monkeypatch.setitem(sys.modules, "langgraph_api.config", config)

@@ -24,7 +24,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from EvoScientist.answer.extract import (
+from evoscientist_final_answer.answer.extract import (
     coerce_messages,
     final_answer,
     final_answer_from_end,

@@ -31,10 +31,10 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.openapi import OPENAPI_PATH
-from EvoScientist.langgraph_dev.service import FinalAnswerService
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.openapi import OPENAPI_PATH
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.reliability import assert_error_shape
 from tests.seeds import AGENT_NAME, open_seeder
 

@@ -1,4 +1,4 @@
-"""The cap on held long-polls (``EvoScientist/langgraph_dev/held.py``, issue 20 §5).
+"""The cap on held long-polls (``evoscientist_final_answer/http/held.py``, issue 20 §5).
 
 In-process with a cap of two set by the environment, and a real ``langgraph dev``
 started with a low open-file limit: more polls than the server has descriptors for
@@ -18,10 +18,10 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from EvoScientist import settings
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
 from EvoScientist.offline_model import answer_for, notes_for
+from evoscientist_final_answer import settings
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import FinalAnswerService
 from tests.seeds import Seeder, route, serving
 from tests.servers import langgraph_dev
 from tests.test_waiting import three_step_run, until

@@ -18,8 +18,8 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.types import interrupt
 
 from EvoScientist.checkpointer import sessions_checkpointer
-from EvoScientist.langgraph_dev.http import create_app
 from EvoScientist.offline_model import answer_for, notes_for, reasoning_for
+from evoscientist_final_answer.http.app import create_app
 from tests.seeds import (
     AGENT_NAME,
     DELTA_PREAMBLE,
@@ -785,7 +785,7 @@ async def test_default_app_serves_the_data_dir_store(
             body = await get_json(client, thread.thread_id)
             assert body["content"] == expected
             assert body["source"] == "checkpointer"
-            service = app.state.final_answer_service
+            service = app.state.final_answer.current()
             assert service.api is None  # standalone, no fallback URL configured
             assert service.direct._conn is not None
         assert service.direct._conn is None  # closed by the app's lifespan

@@ -19,7 +19,7 @@ import pytest
 from langgraph_sdk import get_client
 from psycopg import sql
 
-from EvoScientist.langgraph_dev.service import READ_DEADLINE_SECONDS
+from evoscientist_final_answer.http.service import READ_DEADLINE_SECONDS
 from tests.postgres import admin_uri, session_database
 from tests.reliability import assert_error
 from tests.servers import ANSI_COLOUR, DevServer, langgraph_dev

@@ -11,11 +11,12 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-from EvoScientist.answer.result import FinalAnswer
-from EvoScientist.store import delta, lazy, postgres_lazy, value_end
-from EvoScientist.store.base import CheckpointAnswerReader
-from EvoScientist.store.postgres_reader import PostgresAnswerReader
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer.answer.result import FinalAnswer
+from evoscientist_final_answer.store import delta, lazy, value_end
+from evoscientist_final_answer.store.base import CheckpointAnswerReader
+from evoscientist_final_answer.store.postgres import lazy as postgres_lazy
+from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.seeds import SeededThread, Seeder, Store
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from EvoScientist.store.lru import LruCache
+from evoscientist_final_answer.store.lru import LruCache
 
 
 def test_the_least_recently_used_entry_goes_first() -> None:

@@ -69,7 +69,7 @@ async def test_prune_keeps_and_reports_the_row_it_cannot_read(
     thread, bad = await damaged(seeder)
     head = row_ids(seeder, thread.thread_id)[-1]
 
-    with caplog.at_level(logging.WARNING, logger="EvoScientist.maintenance"):
+    with caplog.at_level(logging.WARNING, logger="evoscientist_final_answer.maintenance"):
         await saver.aprune([thread.thread_id], strategy="keep_latest")
 
     assert row_ids(seeder, thread.thread_id) == sorted({head, bad})

@@ -9,14 +9,14 @@ from __future__ import annotations
 import pytest
 from langgraph.checkpoint.base import CheckpointTuple
 
-from EvoScientist.maintenance.plan import (
+from evoscientist_final_answer.maintenance.plan import (
     Row,
     channels_to_seed,
     deletions,
     previous_run_head,
     thread_ids_to_prune,
 )
-from EvoScientist.maintenance.rollback import freed_versions, nearest_survivor
+from evoscientist_final_answer.maintenance.rollback import freed_versions, nearest_survivor
 
 
 def checkpoint(values: dict[str, object], versions: dict[str, str]) -> dict[str, object]:

@@ -14,7 +14,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import sql as psql
 
 from EvoScientist.checkpointer import sessions_checkpointer
-from EvoScientist.maintenance import postgres, sqlite
+from evoscientist_final_answer.maintenance import postgres, sqlite
 from tests.postgres import (
     admin_uri,
     new_database_name,

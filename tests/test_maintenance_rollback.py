@@ -19,7 +19,7 @@ from langgraph.graph import START, StateGraph
 from typing_extensions import TypedDict
 
 from EvoScientist.checkpointer import sessions_checkpointer
-from EvoScientist.maintenance.rollback import MaintenanceRefused
+from evoscientist_final_answer.maintenance.rollback import MaintenanceRefused
 from tests.maintenance_oracle import assert_decodes_unchanged, decode_all, run_ids, stored
 from tests.seeds import (
     DELTA_PREAMBLE,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from langgraph.checkpoint.base import CheckpointTuple
 
-from EvoScientist.store.messages import checkpoint_messages, is_delta_channel
+from evoscientist_final_answer.store.messages import checkpoint_messages, is_delta_channel
 from tests.seeds import DELTA_PREAMBLE, SeededThread, Seeder
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")

@@ -8,19 +8,21 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from EvoScientist.langgraph_dev.http import create_app
+from EvoScientist.langgraph_dev.http import _build_app
 from EvoScientist.models import KNOWN_MODELS, chat_model, parse_spec
 from EvoScientist.offline_model import MODEL_ID, OfflineChatModel
+from evoscientist_final_answer.http.routes import FinalAnswerRoute
 
 
 @pytest.fixture
 async def models_client() -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app()  # the default factory: never used by /api/models
+    app = _build_app()  # the route's default factory: never used by /api/models
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://testserver"
     ) as client:
         yield client
-    assert app.state.final_answer_service is None
+    (route,) = [r for r in app.routes if isinstance(r, FinalAnswerRoute)]
+    assert route.services.current() is None
 
 
 async def get_models(client: httpx.AsyncClient) -> dict:

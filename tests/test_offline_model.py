@@ -10,7 +10,6 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, Too
 
 from EvoScientist import settings
 from EvoScientist.agent import TOOLS
-from EvoScientist.answer.extract import answer_text, reasoning_text
 from EvoScientist.offline_model import (
     TOOL_NAME,
     OfflineChatModel,
@@ -19,6 +18,7 @@ from EvoScientist.offline_model import (
     reasoning_for,
     tokenize,
 )
+from evoscientist_final_answer.answer.extract import answer_text, reasoning_text
 from tests.seeds import Seeder, expected_answer
 
 QUESTION = "Does caffeine improve recall?"

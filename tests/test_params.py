@@ -7,7 +7,7 @@ import uuid
 import pytest
 from starlette.datastructures import QueryParams
 
-from EvoScientist.langgraph_dev.params import (
+from evoscientist_final_answer.http.params import (
     MAX_ID_LENGTH,
     MAX_WAIT_SECONDS,
     FinalAnswerQuery,

@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from EvoScientist.store import postgres_history, postgres_lazy, value_end
-from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
-from EvoScientist.store.postgres_reader import HEAD_SQL, PostgresAnswerReader
+from evoscientist_final_answer.store import value_end
+from evoscientist_final_answer.store.errors import StoreUnavailable, ThreadNotFound
+from evoscientist_final_answer.store.postgres import history as postgres_history
+from evoscientist_final_answer.store.postgres import lazy as postgres_lazy
+from evoscientist_final_answer.store.postgres.reader import HEAD_SQL, PostgresAnswerReader
 from tests.seeds import DELTA_PREAMBLE, MessagesMode, Seeder, Store
 
 pytestmark = pytest.mark.backends("postgres")

@@ -7,9 +7,9 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from EvoScientist.store import postgres_reader
-from EvoScientist.store.errors import StoreUnavailable
-from EvoScientist.store.postgres_reader import PostgresAnswerReader
+from evoscientist_final_answer.store.errors import StoreUnavailable
+from evoscientist_final_answer.store.postgres import reader as postgres_reader
+from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
 from tests.seeds import Seeder, Store
 
 pytestmark = pytest.mark.backends("postgres")

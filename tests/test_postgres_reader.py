@@ -20,13 +20,13 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import sql
 
-from EvoScientist import settings
-from EvoScientist.answer.status import RunStatus
 from EvoScientist.checkpointer import sessions_checkpointer, setup_postgres
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
-from EvoScientist.store.postgres_reader import PostgresAnswerReader, read_only_kwargs
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer import settings
+from evoscientist_final_answer.answer.status import RunStatus
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader, read_only_kwargs
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.postgres import (
     admin_uri,
     database_exists,
@@ -285,7 +285,7 @@ async def test_default_app_serves_the_database(
                 assert response.status_code == 200, response.text
                 assert response.json()["content"] == expected
                 assert response.json()["source"] == "checkpointer"
-                service = app.state.final_answer_service
+                service = app.state.final_answer.current()
                 assert isinstance(service.direct, PostgresAnswerReader)
                 assert service.direct._pool is not None
             assert service.direct._pool is None  # closed by the app's lifespan

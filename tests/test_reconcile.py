@@ -10,13 +10,13 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from EvoScientist.answer.state import answer_from_state
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
 from EvoScientist.offline_model import answer_for, notes_for
-from EvoScientist.recovery import stream_with_recovery
-from EvoScientist.recovery.reconcile import Reconciler, ThreadGone, backoff
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer.answer.state import answer_from_state
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.recovery import stream_with_recovery
+from evoscientist_final_answer.recovery.reconcile import Reconciler, ThreadGone, backoff
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.proxy import Fault, FaultProxy
 from tests.servers import DevServer, langgraph_dev
 

@@ -1,5 +1,5 @@
-"""``python -m EvoScientist.recovery`` as a user runs it: a real process, a real server,
-a stream cut by the proxy."""
+"""``python -m evoscientist_final_answer.recovery`` as a user runs it: a real process, a real
+server, a stream cut by the proxy."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ import pytest
 from langgraph_sdk import get_client
 
 from EvoScientist.offline_model import answer_for, notes_for
-from EvoScientist.recovery.cli import parser
+from evoscientist_final_answer.recovery.cli import parser
 from tests.proxy import Fault, FaultProxy
 from tests.servers import DevServer, langgraph_dev
 
 pytestmark = pytest.mark.e2e
 
-CLI = [sys.executable, "-m", "EvoScientist.recovery"]
+CLI = [sys.executable, "-m", "evoscientist_final_answer.recovery"]
 
 
 @pytest.fixture(scope="module")
@@ -177,9 +177,9 @@ def test_the_url_default_comes_from_the_environment(monkeypatch: pytest.MonkeyPa
 async def test_python_m_help_names_itself() -> None:
     code, out, err = await run_cli("--help")
     assert code == 0, err
-    assert out.startswith("usage: python -m EvoScientist.recovery ")
+    assert out.startswith("usage: python -m evoscientist_final_answer.recovery ")
     code, out, _ = await run_cli("ask", "--help")
-    assert out.startswith("usage: python -m EvoScientist.recovery ask ")
+    assert out.startswith("usage: python -m evoscientist_final_answer.recovery ask ")
     assert "evosci-answer" not in out
 
 

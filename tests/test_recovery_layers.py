@@ -20,9 +20,9 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import LangGraphError
 
-from EvoScientist.recovery import stream_with_recovery
-from EvoScientist.recovery.client import NO_REPLAY_WARNING
-from EvoScientist.recovery.stream_text import StreamText
+from evoscientist_final_answer.recovery import stream_with_recovery
+from evoscientist_final_answer.recovery.client import NO_REPLAY_WARNING
+from evoscientist_final_answer.recovery.stream_text import StreamText
 from tests.proxy import Fault, FaultProxy, measure_stream_bytes
 from tests.servers import DevServer, langgraph_dev
 

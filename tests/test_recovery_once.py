@@ -1,5 +1,6 @@
-"""Exactly-once submits (``EvoScientist.recovery.once``) against a real ``langgraph dev``: a
-proxy cuts the submit before its response at several timings — the request never reaches
+"""Exactly-once submits (``evoscientist_final_answer.recovery.once``) against a real
+``langgraph dev``: a proxy cuts the submit before its response at several timings — the
+request never reaches
 the server, reaches it and makes its run at once, or reaches it only after the client has
 started looking for the run — on an idle thread and on one busy with another run. Each
 time the client ends with the run's answer, and the thread holds one run per request id.
@@ -16,8 +17,8 @@ import httpx
 import pytest
 
 from EvoScientist.offline_model import answer_for, notes_for
-from EvoScientist.recovery import stream_with_recovery
-from EvoScientist.recovery.once import (
+from evoscientist_final_answer.recovery import stream_with_recovery
+from evoscientist_final_answer.recovery.once import (
     LOOKUP_WINDOW_SECONDS,
     REQUEST_ID_KEY,
     submit_of,

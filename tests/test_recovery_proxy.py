@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from EvoScientist.offline_model import answer_for, notes_for
-from EvoScientist.recovery import stream_with_recovery
+from evoscientist_final_answer.recovery import stream_with_recovery
 from tests.proxy import STREAM_FAULTS, Fault, FaultProxy, measure_stream_bytes, stream_position
 from tests.servers import DevServer, langgraph_dev, new_thread
 

@@ -20,8 +20,8 @@ import pytest
 from langgraph_sdk import get_client
 
 from EvoScientist.offline_model import answer_for, notes_for
-from EvoScientist.store.api_reader import ApiAnswerReader
-from EvoScientist.store.errors import ThreadNotFound
+from evoscientist_final_answer.store.api.reader import ApiAnswerReader
+from evoscientist_final_answer.store.errors import ThreadNotFound
 from tests.reliability import assert_error
 from tests.servers import REPO, DevServer, langgraph_dev
 

@@ -21,10 +21,10 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import START, StateGraph
 from typing_extensions import TypedDict
 
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
-from EvoScientist.store import lazy
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store import lazy
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.reliability import (
     assert_error,
     assert_one_line_naming,

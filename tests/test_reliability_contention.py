@@ -21,8 +21,8 @@ from typing import Any
 import httpx
 import pytest
 
-from EvoScientist.langgraph_dev.service import READ_DEADLINE_SECONDS
-from EvoScientist.store.sqlite_reader import BUSY_TIMEOUT_SECONDS
+from evoscientist_final_answer.http.service import READ_DEADLINE_SECONDS
+from evoscientist_final_answer.store.sqlite.reader import BUSY_TIMEOUT_SECONDS
 from tests.reliability import assert_error, problem_lines, writer
 from tests.seeds import SeededThread, answer_client, expected_answer, open_seeder, route
 

@@ -14,9 +14,9 @@ import httpx
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.responses import header_safe
-from EvoScientist.langgraph_dev.service import FinalAnswerService
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.responses import header_safe
+from evoscientist_final_answer.http.service import FinalAnswerService
 from tests.seeds import Seeder, answer, gated, node_graph, route
 from tests.servers import listening
 from tests.test_waiting import reached

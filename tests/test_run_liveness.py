@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from EvoScientist.answer.run_liveness import ServerRuns, Writer, judge
-from EvoScientist.answer.status import RunState, RunStatus, run_error
-from EvoScientist.settings import DEFAULT_RUN_SILENCE_SECONDS, run_silence_seconds
+from evoscientist_final_answer.answer.run_liveness import ServerRuns, Writer, judge
+from evoscientist_final_answer.answer.status import RunState, RunStatus, run_error
+from evoscientist_final_answer.settings import DEFAULT_RUN_SILENCE_SECONDS, run_silence_seconds
 
 RUNNING = RunState(RunStatus.RUNNING)
 PENDING = RunState(RunStatus.PENDING)

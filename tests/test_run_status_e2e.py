@@ -20,7 +20,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from EvoScientist.offline_model import answer_for, notes_for
-from EvoScientist.recovery.reconcile import Reconciler, RunGone
+from evoscientist_final_answer.recovery.reconcile import Reconciler, RunGone
 from tests.reliability import assert_error
 from tests.servers import DevServer, langgraph_dev
 from tests.slow_tool_graph import SLOW_ANSWER

@@ -13,7 +13,7 @@ from uuid import UUID, uuid4
 import pytest
 from langgraph_runtime_inmem.database import GLOBAL_STORE
 
-from EvoScientist.store.runtime_status import (
+from evoscientist_final_answer.store.api.runtime_status import (
     RuntimeRunStatus,
     RuntimeThreadStatus,
     RuntimeUnavailable,

@@ -20,7 +20,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.errors import NotFoundError
 
 from EvoScientist.offline_model import answer_for, notes_for
-from EvoScientist.recovery import stream_with_recovery
+from evoscientist_final_answer.recovery import stream_with_recovery
 from tests.postgres import session_database, table_names
 from tests.proxy import Fault, FaultProxy
 from tests.servers import DevServer, langgraph_dev, new_thread

@@ -18,10 +18,10 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
-from EvoScientist.store.api_reader import ApiAnswerReader
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.api.reader import ApiAnswerReader
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.seeds import AGENT_NAME, route
 from tests.servers import DevServer, langgraph_dev, listening
 from tests.slow_tool_graph import SLOW_ANSWER

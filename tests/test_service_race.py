@@ -15,9 +15,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from EvoScientist.langgraph_dev import service as service_module
-from EvoScientist.langgraph_dev.service import FinalAnswerService
-from EvoScientist.store.api_reader import ApiAnswerReader
+from evoscientist_final_answer.http import service as service_module
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.api.reader import ApiAnswerReader
 from tests.seeds import Seeder, Store, answer, new_run_id, node_graph
 from tests.servers import listening
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 
-from EvoScientist.answer.result import FinalAnswer
-from EvoScientist.store.sqlite_lazy import KEPT_SNAPSHOTS
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer.answer.result import FinalAnswer
+from evoscientist_final_answer.store.sqlite.lazy import KEPT_SNAPSHOTS
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.seeds import AGENT_NAME, DELTA_PREAMBLE, Seeder
 
 pytestmark = pytest.mark.backends("sqlite")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from EvoScientist.store import sqlite_reader
+from evoscientist_final_answer.store.sqlite import reader as sqlite_reader
 from tests.seeds import Seeder
 
 QUERIES = {

@@ -21,9 +21,9 @@ import httpx
 import pytest
 from langchain_core.messages import HumanMessage
 
-from EvoScientist.answer.status import RunStatus
-from EvoScientist.store.errors import StoreUnavailable, ThreadNotFound
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer.answer.status import RunStatus
+from evoscientist_final_answer.store.errors import StoreUnavailable, ThreadNotFound
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.seeds import (
     AGENT_NAME,
     OTHER_AGENT,

@@ -40,7 +40,7 @@ def assert_refused(finished: subprocess.CompletedProcess[str], variable: str) ->
 def test_uvicorn_refuses_to_start(tmp_path: Path, variable: str, value: str) -> None:
     finished = subprocess.run(
         [
-            *(sys.executable, "-m", "uvicorn", "EvoScientist.langgraph_dev.http:app"),
+            *(sys.executable, "-m", "uvicorn", "evoscientist_final_answer.http.app:app"),
             *("--host", "127.0.0.1", "--port", str(free_port())),
         ],
         cwd=REPO,

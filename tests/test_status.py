@@ -12,7 +12,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import Interrupt, Send
 from typing_extensions import TypedDict
 
-from EvoScientist.answer.status import (
+from evoscientist_final_answer.answer.status import (
     MAX_ERROR_MESSAGE,
     RunState,
     RunStatus,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from EvoScientist.recovery.stream_text import StreamText
+from evoscientist_final_answer.recovery.stream_text import StreamText
 
 
 def chunk(text: str, *, kind: str = "text", msg_id: str = "m1") -> list[dict]:

@@ -20,10 +20,10 @@ import httpx
 import pytest
 from langchain_core.messages import AIMessage
 
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
-from EvoScientist.store.base import MAX_TIDY_UP
-from EvoScientist.store.sqlite_reader import SqliteAnswerReader
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.base import MAX_TIDY_UP
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.seeds import (
     AGENT_NAME,
     SeededThread,

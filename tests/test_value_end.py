@@ -12,8 +12,8 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, Tool
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.message import add_messages
 
-from EvoScientist.store import lazy, value_end
-from EvoScientist.store.value_end import HEAD_BYTES, StoredEnd
+from evoscientist_final_answer.store import lazy, value_end
+from evoscientist_final_answer.store.value_end import HEAD_BYTES, StoredEnd
 
 SERDE = JsonPlusSerializer()
 HISTORY = [

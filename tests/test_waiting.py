@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
-from EvoScientist.store.base import CheckpointAnswerReader
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.base import CheckpointAnswerReader
 from tests.seeds import SeededThread, Seeder, gated, node_graph, route, serving
 from tests.servers import listening
 
@@ -188,7 +188,7 @@ def serving_tasks() -> int:
     for task in asyncio.all_tasks():
         code = getattr(task.get_coro(), "cr_code", None)
         name = code.co_filename if code is not None else ""
-        count += "EvoScientist" in name or ("uvicorn" in name and code.co_name == "run_asgi")
+        count += "evoscientist_final_answer" in name or ("uvicorn" in name and code.co_name == "run_asgi")
     return count
 
 

@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import FinalAnswerService
 from tests.seeds import Seeder, route, serving
 from tests.test_waiting import three_step_run, until
 from tests.test_watch import held_checks

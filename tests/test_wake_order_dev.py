@@ -18,10 +18,10 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from EvoScientist.langgraph_dev.http import create_app
-from EvoScientist.langgraph_dev.service import FinalAnswerService
 from EvoScientist.offline_model import answer_for, notes_for
-from EvoScientist.store.api_reader import ApiAnswerReader
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.api.reader import ApiAnswerReader
 from tests.postgres import session_database
 from tests.seeds import Seeder, route, serving
 from tests.servers import DevServer, langgraph_dev

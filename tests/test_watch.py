@@ -1,5 +1,5 @@
-"""The store's thread watch (``EvoScientist/store/watch.py``) on the real readers: a new
-head wakes every waiter of its thread, whichever path sees it first (issue 20 §2).
+"""The store's thread watch (``evoscientist_final_answer/store/watch.py``) on the real readers: a
+new head wakes every waiter of its thread, whichever path sees it first (issue 20 §2).
 
 The watch's checks run here only when the test says (``CheckClock``), so the order
 of "a commit, a read, a check" is the test's, not the scheduler's: the real head
@@ -12,8 +12,8 @@ import asyncio
 
 import pytest
 
-from EvoScientist.store.base import CheckpointAnswerReader
-from EvoScientist.store.watch import UNSEEN, ThreadWatch
+from evoscientist_final_answer.store.base import CheckpointAnswerReader
+from evoscientist_final_answer.store.watch import UNSEEN, ThreadWatch
 from tests.seeds import Seeder
 from tests.test_waiting import reached, three_step_run, until
 

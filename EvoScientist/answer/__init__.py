@@ -1,4 +1,0 @@
-"""Pure logic: turn a thread's checkpoint (or its API state) into a final answer.
-
-Nothing in this package does I/O; the store readers in ``EvoScientist.store`` feed it.
-"""

@@ -1,5 +1,0 @@
-import sys
-
-from EvoScientist.recovery.cli import main
-
-sys.exit(main(prog="python -m EvoScientist.recovery"))

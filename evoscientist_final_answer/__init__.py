@@ -1,0 +1,28 @@
+"""The final-answer route for langgraph API servers, and its recovery client.
+
+A host app adopts the route in one line::
+
+    from evoscientist_final_answer import final_answer_routes
+
+    app = Starlette(routes=[*final_answer_routes(), ...])
+
+Importing this package builds no app and changes nothing global; the route's modules
+load on first use of ``final_answer_routes``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evoscientist_final_answer.http.routes import final_answer_routes
+
+__all__ = ["final_answer_routes"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "final_answer_routes":
+        from evoscientist_final_answer.http.routes import final_answer_routes
+
+        return final_answer_routes
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

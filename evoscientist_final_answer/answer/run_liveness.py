@@ -1,0 +1,149 @@
+"""Is the run behind an unfinished checkpoint still executing? A pure decision.
+
+A checkpoint with work left says only that the run has not finished. Whether something
+is still executing it comes from elsewhere:
+
+- what the checkpoint's metadata says of its writer: langgraph-api runs stamp
+  ``run_id`` and ``graph_id``; the TUI (``graph.ainvoke`` in its own process) stamps
+  neither;
+- what this server knows of the thread's runs (inside ``langgraph dev``): a run it
+  holds as ``pending``/``running`` is alive (a 2-minute tool call writes nothing for 2
+  minutes), one it holds as ``interrupted`` was cancelled, and a langgraph-api run it
+  does not know at all died with a previous process (``kill -9``: the in-memory runtime
+  forgets what it had not flushed) — when this server is the only one writing the store;
+- how long the thread has been silent: the only signal left for a TUI writer, or for a
+  run of another server sharing the PostgreSQL database (unknown to this server, alive
+  there). Past ``silence_bound`` seconds without a checkpoint such a run is called lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from evoscientist_final_answer.answer.status import (
+    RunState,
+    RunStatus,
+    overlay_thread_status,
+    run_error,
+)
+
+ACTIVE_RUN_STATUSES = frozenset({"pending", "running"})
+
+RUN_LOST_MESSAGE = (
+    "the run stopped without finishing: nothing is executing it any more "
+    "(its server or process was killed or restarted)"
+)
+RUN_CANCELLED_MESSAGE = "the run was cancelled (POST /threads/{thread_id}/runs/{run_id}/cancel)"
+
+
+@dataclass(frozen=True)
+class Writer:
+    """What the answering checkpoint says of the run that wrote it."""
+
+    run_id: str | None
+    graph_id: str | None
+    silent_for: float | None  # seconds since the checkpoint was written; None: unknown
+
+    @property
+    def api_run(self) -> bool:
+        """Written by a langgraph-api run (the TUI's own runs stamp neither)."""
+        return self.run_id is not None and self.graph_id is not None
+
+
+@dataclass(frozen=True)
+class ServerRuns:
+    """What this server knows of a thread: its status and its runs' statuses."""
+
+    thread_status: str | None
+    runs: Mapping[str, str] = field(default_factory=dict)  # run_id → status
+
+    @property
+    def active(self) -> bool:
+        """A run of the thread is queued or executing here."""
+        return any(status in ACTIVE_RUN_STATUSES for status in self.runs.values())
+
+    def successor(self, writer_run_id: str | None) -> str | None:
+        """The run that has taken the thread over from the checkpoint's writer, before
+        writing anything: an active run here while the writer's own run is not (queued
+        behind it, or just started). The executing one first, else the oldest queued."""
+        if writer_run_id is not None and self.runs.get(writer_run_id) in ACTIVE_RUN_STATUSES:
+            return None
+        for wanted in ("running", "pending"):
+            for run_id, status in self.runs.items():
+                if status == wanted and run_id != writer_run_id:
+                    return run_id
+        return None
+
+    def about(self, run_id: str) -> ServerRuns:
+        """What this server knows of one run that has ended here, alone: another run
+        queued or executing on the thread (its ``busy``) says nothing about it."""
+        status = self.runs.get(run_id)
+        if status is None or status in ACTIVE_RUN_STATUSES:
+            return self
+        thread_status = None if self.thread_status == "busy" else self.thread_status
+        return ServerRuns(thread_status, {run_id: status})
+
+
+def run_lost() -> RunState:
+    return RunState(RunStatus.ERROR, error=run_error("run_lost", RUN_LOST_MESSAGE, retryable=False))
+
+
+def run_cancelled() -> RunState:
+    return RunState(
+        RunStatus.ERROR, error=run_error("run_cancelled", RUN_CANCELLED_MESSAGE, retryable=False)
+    )
+
+
+def by_silence(state: RunState, writer: Writer, silence_bound: float) -> RunState:
+    """No one can vouch for the run: lost once it has been silent past the bound."""
+    if writer.silent_for is not None and writer.silent_for > silence_bound:
+        return run_lost()
+    return state
+
+
+def judge(
+    state: RunState,
+    writer: Writer,
+    server: ServerRuns | None,
+    *,
+    shared_store: bool,
+    silence_bound: float,
+) -> RunState:
+    """``state`` (from the checkpoint alone) as the evidence about its run has it.
+
+    ``server``: this server's view, None outside a server (or when it could not be
+    asked). ``shared_store``: other servers write the same store (PostgreSQL), so a run
+    this server does not know may be alive on another one.
+    """
+    if server is None:
+        return by_silence(state, writer, silence_bound) if _unfinished(state) else state
+    if server.active:
+        # A run queued or executing here: the checkpoint may lag it, or a new run takes
+        # the thread over.
+        return RunState(RunStatus.RUNNING) if state.status.complete else state
+    if not _unfinished(state):
+        # Finished by the checkpoint; a stale ``busy`` (a crash mid-run) must not hold it.
+        thread_status = None if server.thread_status == "busy" else server.thread_status
+        return overlay_thread_status(state, thread_status)
+    run_status = server.runs.get(writer.run_id) if writer.run_id is not None else None
+    if run_status == "interrupted":
+        return run_cancelled()
+    if run_status in ("error", "timeout"):
+        return overlay_thread_status(state, "error")
+    if run_status is not None:
+        # Ended here with work left: a static breakpoint (``interrupt_before``) leaves
+        # the thread ``interrupted``; anything else stopped the run early.
+        interrupted = server.thread_status == "interrupted"
+        return overlay_thread_status(state, "interrupted" if interrupted else "idle")
+    if server.thread_status == "interrupted":
+        # Paused at a breakpoint whose run record is gone (deleted through the API):
+        # the thread waits for input, nothing is lost.
+        return overlay_thread_status(state, "interrupted")
+    if writer.api_run and not shared_store:
+        return run_lost()  # this server is the only one running this store's runs
+    return by_silence(state, writer, silence_bound)
+
+
+def _unfinished(state: RunState) -> bool:
+    return state.status in (RunStatus.RUNNING, RunStatus.PENDING)

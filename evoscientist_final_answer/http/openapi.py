@@ -1,0 +1,284 @@
+"""The OpenAPI 3.1 description of the custom routes, served at ``GET /api/openapi.json``.
+
+Written by hand from the contract in ``docs/final-answer.md`` (the route's tests hold
+the app to it: ``tests/test_fuzz_openapi.py`` fuzzes every operation with schemathesis
+and checks each response against this document).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evoscientist_final_answer.http.params import FORMATS, MAX_ID_LENGTH, MAX_WAIT_SECONDS
+
+OPENAPI_PATH = "/api/openapi.json"
+
+_NULLABLE_STRING = {"type": ["string", "null"]}
+# ``error.code`` of a 200 body with ``status: "error"`` (docs/final-answer.md).
+RUN_ERROR_CODES = ("run_failed", "run_cancelled", "run_lost", "run_stopped")
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["detail", "error"],
+    "properties": {
+        "detail": {"type": "string"},
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "retryable"],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "enum": [
+                        "thread_not_found",
+                        "run_not_found",
+                        "invalid_request",
+                        "store_unavailable",
+                        "checkpoint_unreadable",
+                        "store_damaged",
+                        "method_not_allowed",
+                    ],
+                },
+                "message": {"type": "string"},
+                "retryable": {"type": "boolean"},
+            },
+            "additionalProperties": False,
+        },
+    },
+    "additionalProperties": False,
+}
+
+FINAL_ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "content",
+        "completed_at",
+        "complete",
+        "status",
+        "thread_id",
+        "run_id",
+        "checkpoint_id",
+        "message_id",
+        "updated_at",
+        "source",
+        "error",
+        "interrupts",
+    ],
+    "properties": {
+        "content": {"type": "string"},
+        "completed_at": _NULLABLE_STRING,
+        "complete": {"type": "boolean"},
+        "status": {
+            "type": "string",
+            "enum": ["pending", "running", "success", "error", "interrupted"],
+        },
+        "thread_id": {"type": "string"},
+        "run_id": _NULLABLE_STRING,
+        "checkpoint_id": _NULLABLE_STRING,
+        "message_id": _NULLABLE_STRING,
+        "updated_at": _NULLABLE_STRING,
+        "source": {"type": "string", "enum": ["checkpointer", "api"]},
+        "error": {
+            "oneOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "required": ["code", "message", "retryable"],
+                    "properties": {
+                        "code": {
+                            "type": "string",
+                            "enum": list(RUN_ERROR_CODES),
+                            "description": (
+                                "run_failed: a task raised (its type and message); "
+                                "run_cancelled: cancelled through the API, or a task "
+                                "cancelled mid-call; run_lost: nothing executes the run "
+                                "any more (its server restarted or its writer died); "
+                                "run_stopped: the run ended with work left"
+                            ),
+                        },
+                        "message": {"type": "string"},
+                        "retryable": {"type": "boolean"},
+                    },
+                },
+            ]
+        },
+        "interrupts": {
+            "type": "array",
+            "items": {"type": "object", "required": ["id", "value"]},
+        },
+        "reasoning": {"type": "string"},
+    },
+}
+
+MODELS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["entries", "default"],
+    "properties": {
+        "entries": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "model_id", "provider"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "model_id": {"type": "string"},
+                    "provider": {"type": "string"},
+                },
+            },
+        },
+        "default": {
+            "type": "object",
+            "required": ["name", "provider"],
+            "properties": {"name": {"type": "string"}, "provider": {"type": "string"}},
+        },
+    },
+}
+
+
+def _error(description: str, **headers: Any) -> dict[str, Any]:
+    return {
+        "description": description,
+        "headers": {
+            "Cache-Control": {"schema": {"type": "string", "const": "no-store"}},
+            **headers,
+        },
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
+
+
+def _text_header(description: str) -> dict[str, Any]:
+    return {"description": description, "schema": {"type": "string"}}
+
+
+FINAL_ANSWER_OPERATION: dict[str, Any] = {
+    "operationId": "getFinalAnswer",
+    "summary": "The authoritative final answer of a thread's latest turn",
+    "description": (
+        "Read from the thread's newest checkpoint (or through the langgraph API). "
+        "Never writes to the store. See docs/final-answer.md."
+    ),
+    "parameters": [
+        {
+            "name": "thread_id",
+            "in": "path",
+            "required": True,
+            "description": f"1-{MAX_ID_LENGTH} printable characters without '/'",
+            "schema": {"type": "string", "minLength": 1, "maxLength": MAX_ID_LENGTH},
+        },
+        {
+            "name": "run_id",
+            "in": "query",
+            "required": False,
+            "description": "the answer of that run (none written yet: status pending)",
+            "schema": {"type": "string", "minLength": 1, "maxLength": MAX_ID_LENGTH},
+        },
+        {
+            "name": "wait",
+            "in": "query",
+            "required": False,
+            "description": "long-poll: hold until complete (or changed) or this many seconds",
+            "schema": {"type": "number", "minimum": 0, "maximum": MAX_WAIT_SECONDS},
+        },
+        {
+            "name": "include_reasoning",
+            "in": "query",
+            "required": False,
+            "schema": {"type": "boolean"},
+        },
+        {
+            "name": "format",
+            "in": "query",
+            "required": False,
+            "schema": {"type": "string", "enum": list(FORMATS)},
+        },
+        {
+            "name": "If-None-Match",
+            "in": "header",
+            "required": False,
+            "description": "an ETag of an earlier answer: 304 while it still matches",
+            "schema": {"type": "string"},
+        },
+    ],
+    "responses": {
+        "200": {
+            "description": "the answer (JSON, or with format=text the content as plain text)",
+            "headers": {
+                "ETag": {"required": True, "schema": {"type": "string"}},
+                "Cache-Control": {"schema": {"type": "string", "const": "no-store"}},
+                "X-Answer-Status": _text_header("format=text: the status"),
+                "X-Answer-Complete": _text_header("format=text: true or false"),
+                "X-Answer-Source": _text_header("format=text: checkpointer or api"),
+            },
+            "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/FinalAnswer"}},
+                "text/plain": {"schema": {"type": "string"}},
+            },
+        },
+        "304": {
+            "description": "If-None-Match matched: the answer has not changed",
+            "headers": {"ETag": {"required": True, "schema": {"type": "string"}}},
+        },
+        "404": _error(
+            "thread_not_found: no checkpoint of this agent (or user) for the thread; "
+            "run_not_found: inside the server, a run_id this server does not know on the "
+            "thread and that no checkpoint carries"
+        ),
+        "422": _error("invalid_request: a malformed thread id or parameter"),
+        "503": _error(
+            "store_unavailable (retryable: the store could not be read in time, or the "
+            "fallback API answered something that is not a thread state), "
+            "checkpoint_unreadable (not retryable: the stored checkpoint cannot be decoded) or "
+            "store_damaged (not retryable: the store file is not a database or is corrupt)"
+        ),
+    },
+}
+
+# Every other method on the route: inside langgraph dev a bare 404 would say "route
+# absent" to a client (F2a), so each is refused in the documented shape.
+REFUSED_OPERATION: dict[str, Any] = {
+    "summary": "Not allowed: the route is read-only",
+    "responses": {
+        "405": _error(
+            "method_not_allowed: use GET or HEAD",
+            Allow={"required": True, "schema": {"type": "string", "const": "GET, HEAD"}},
+        )
+    },
+}
+
+MODELS_OPERATION: dict[str, Any] = {
+    "operationId": "getModels",
+    "summary": "The models the WebUI may choose from",
+    "responses": {
+        "200": {
+            "description": "the registry and the default model",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Models"}}},
+        }
+    },
+}
+
+
+def openapi_document() -> dict[str, Any]:
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "EvoScientist custom routes",
+            "version": "1.0.0",
+            "description": "Routes mounted beside the langgraph API (langgraph.json http.app).",
+        },
+        "paths": {
+            "/api/models": {"get": MODELS_OPERATION},
+            "/api/threads/{thread_id}/final-answer": {
+                "get": FINAL_ANSWER_OPERATION,
+                **{
+                    method: {**REFUSED_OPERATION, "operationId": f"{method}FinalAnswer"}
+                    for method in ("post", "put", "delete", "patch")
+                },
+            },
+        },
+        "components": {
+            "schemas": {
+                "FinalAnswer": FINAL_ANSWER_SCHEMA,
+                "Error": ERROR_SCHEMA,
+                "Models": MODELS_SCHEMA,
+            }
+        },
+    }

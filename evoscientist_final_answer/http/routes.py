@@ -1,0 +1,309 @@
+"""The route, for any host app: ``routes=[*final_answer_routes(), ...]``.
+
+``final_answer_routes()`` returns ``GET /api/threads/{thread_id}/final-answer`` and its
+OpenAPI document, and nothing else (they go first in a host's list: anything more would
+shadow the host's own routes). They carry their own state (``loop_services``), need no
+lifespan or middleware of ours, and change nothing global when built: the host's
+middleware, CORS and auth apply to them as to the host's own routes. The complete app
+(``evoscientist_final_answer.http.app``) adds what only middleware can do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Awaitable, Hashable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from starlette.authentication import UnauthenticatedUser
+from starlette.convertors import Convertor
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import Message, Receive, Scope, Send
+
+from evoscientist_final_answer.answer.result import FinalAnswer
+from evoscientist_final_answer.http.delivery import Respond
+from evoscientist_final_answer.http.front_door import FRONT_DOOR_SEND, DirectSend
+from evoscientist_final_answer.http.loop_services import LoopServices, ServiceFactory
+from evoscientist_final_answer.http.openapi import OPENAPI_PATH, openapi_document
+from evoscientist_final_answer.http.params import FinalAnswerQuery, InvalidRequest, parse_query
+from evoscientist_final_answer.http.responses import (
+    answer_etag,
+    error_response,
+    etag_matches,
+    json_answer,
+    not_modified,
+    text_answer,
+)
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.store.api.reader import inside_langgraph_server
+from evoscientist_final_answer.store.errors import (
+    CheckpointUnreadable,
+    RunNotFound,
+    StoreDamaged,
+    StoreUnavailable,
+    ThreadNotFound,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class AnyTextConvertor(Convertor[str]):
+    """``:path`` without its one gap: ``.`` does not match a newline, so an id holding
+    one missed the route (a bare 404 a client reads as "route absent")."""
+
+    regex = r"[\s\S]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+FINAL_ANSWER_PATH = "/api/threads/{thread_id}/final-answer"
+# ``{thread_id:any_text}``, compiled here rather than through Starlette's global
+# convertor table, which a host shares with us.
+FINAL_ANSWER_REGEX = re.compile(r"^/api/threads/(?P<thread_id>[\s\S]*)/final-answer$")
+
+
+async def get_openapi(request: Request) -> Response:
+    return JSONResponse(openapi_document())
+
+
+def authenticated_user_id(request: Request) -> str | None:
+    """The caller's identity when langgraph's auth ran on this route
+    (``http.enable_custom_route_auth``), as langgraph-api records it on the runs the
+    caller starts (``langgraph_auth_user_id``: ``identity``, else ``display_name``);
+    ``None`` when no auth is configured for the route."""
+    user = request.scope.get("user")
+    if user is None or isinstance(user, UnauthenticatedUser):
+        return None  # no auth middleware, or langgraph's no-op auth
+    for attribute in ("identity", "display_name"):
+        try:
+            value = getattr(user, attribute)
+        except (NotImplementedError, AttributeError):
+            continue
+        if value is not None:
+            return str(value)
+    return ""  # authenticated, yet nameless: matches no run's user
+
+
+def auth_context(request: Request) -> AbstractAsyncContextManager[Any]:
+    """Inside the server, run the route's in-process API calls as the caller: those calls
+    skip the auth middleware, but langgraph's handlers read this context var and apply
+    the auth handler's own rules (``@auth.on.threads.read``) to them."""
+    if "user" not in request.scope or not inside_langgraph_server():
+        return contextlib.nullcontext()
+    try:
+        from langgraph_api.utils import with_user
+    except ImportError:  # pragma: no cover - another server version
+        return contextlib.nullcontext()
+    return with_user(request.scope.get("user"), request.scope.get("auth"))
+
+
+# The route's methods. Inside langgraph dev a method a route lacks falls through to
+# the server's own routes and ends in a bare 404, which a client reads as "route
+# absent" (F2a): the route takes every method and refuses the others itself.
+ROUTE_METHODS = ("GET", "HEAD")
+REFUSED_METHODS = ("POST", "PUT", "DELETE", "PATCH")
+
+
+# The access log's word for a request whose client left first (nginx's convention).
+CLIENT_GONE_STATUS = 499
+
+
+class ClientGone(Exception):
+    """The client disconnected while its request was held."""
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Return once the client has gone (the request's body, if any, is drained)."""
+    try:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+    except Exception:  # a server that cannot receive any more has lost its client too
+        return
+
+
+async def until_client_gone(request: Request, work: Awaitable[Any]) -> Any:
+    """``work``'s result, or ``ClientGone`` as soon as the client disconnects: a held
+    request then stops at once (no further reads) instead of at the end of its wait."""
+    task = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnected(request.receive))
+    try:
+        await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not task.done():
+            task.cancel()
+    if not task.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        raise ClientGone
+    return task.result()
+
+
+async def get_final_answer(request: Request, service: FinalAnswerService) -> Response:
+    if request.method not in ROUTE_METHODS:
+        response = error_response(
+            405,
+            "method_not_allowed",
+            f"{request.method} is not allowed here; use GET or HEAD",
+            retryable=False,
+        )
+        response.headers["Allow"] = ", ".join(ROUTE_METHODS)
+        return response
+    try:
+        query = parse_query(request.path_params["thread_id"], request.query_params)
+    except InvalidRequest as exc:
+        return error_response(422, "invalid_request", str(exc), retryable=False)
+
+    representation = f"{query.format}{'+reasoning' if query.include_reasoning else ''}"
+    if_none_match = request.headers.get("if-none-match")
+    user_id = authenticated_user_id(request)
+    sent = False
+    respond: Respond | None = None
+    direct: DirectSend | None = request.scope.get(FRONT_DOOR_SEND)
+    if query.wait and direct is not None:
+
+        async def respond(answer: FinalAnswer, rendered: dict[Hashable, Any]) -> None:
+            # The messages of one response, CORS headers included, made once for all
+            # the requests that share its representation, validator and origin: each
+            # further request costs only the writes to its socket.
+            nonlocal sent
+            sent = True
+            key = (representation, if_none_match, request.headers.get("origin"))
+            messages = rendered.get(key)
+            if messages is None:
+                messages = rendered[key] = []
+
+                async def record(message: Message) -> None:
+                    messages.append(message)
+
+                response = answer_response(answer, query, representation, if_none_match)
+                with_cors = direct.with_cors(request.scope, record)
+                await response(request.scope, request.receive, with_cors)
+            for message in messages:
+                await direct.send(message)
+
+    try:
+        async with auth_context(request):
+            if query.wait:
+                answer = await until_client_gone(
+                    request,
+                    service.wait(
+                        query.thread_id,
+                        query.run_id,
+                        query.wait,
+                        changed=lambda a: (
+                            bool(if_none_match)
+                            and not etag_matches(if_none_match, answer_etag(a, representation))
+                        ),
+                        user_id=user_id,
+                        respond=respond,
+                    ),
+                )
+                if sent:
+                    return ALREADY_SENT
+            else:
+                answer = await service.read(query.thread_id, query.run_id, user_id=user_id)
+    except ThreadNotFound:
+        return error_response(
+            404, "thread_not_found", f"thread {query.thread_id!r} not found", retryable=False
+        )
+    except RunNotFound:
+        return error_response(
+            404,
+            "run_not_found",
+            f"run {query.run_id!r} not found on thread {query.thread_id!r}",
+            retryable=False,
+        )
+    except ClientGone:
+        # Nobody reads this; a status of its own keeps access logs truthful.
+        return Response(status_code=CLIENT_GONE_STATUS)
+    except StoreDamaged as exc:
+        logger.error("thread %s: the store is damaged: %s", query.thread_id, exc)
+        return error_response(
+            503,
+            "store_damaged",
+            "the session store is damaged (not a database, or corrupt); see the server log",
+            retryable=False,
+        )
+    except CheckpointUnreadable as exc:
+        # One line naming the thread and the cause; the client gets the code, no internals.
+        logger.error("thread %s: checkpoint unreadable: %s", query.thread_id, exc)
+        return error_response(
+            503,
+            "checkpoint_unreadable",
+            "the thread's newest checkpoint cannot be decoded; see the server log",
+            retryable=False,
+        )
+    except StoreUnavailable as exc:
+        logger.warning("thread %s: no store could answer: %s", query.thread_id, exc)
+        return error_response(
+            503,
+            "store_unavailable",
+            "the session store could not be read; retry shortly",
+            retryable=True,
+        )
+
+    return answer_response(answer, query, representation, if_none_match)
+
+
+def answer_response(
+    answer: FinalAnswer, query: FinalAnswerQuery, representation: str, if_none_match: str | None
+) -> Response:
+    etag = answer_etag(answer, representation)
+    if etag_matches(if_none_match, etag):
+        return not_modified(etag)
+    if query.format == "text":
+        return text_answer(answer, etag)
+    return json_answer(answer, etag, include_reasoning=query.include_reasoning)
+
+
+class AlreadySent(Response):
+    """What the route returns for a request its poll has answered (``delivery``)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        return
+
+
+ALREADY_SENT = AlreadySent()
+
+
+class FinalAnswerRoute(Route):
+    """The route, with its service (``services``) and its own path pattern: any text,
+    even an encoded ``/`` or a newline, so every id reaches validation (a 422 in the
+    documented shape) instead of missing the route (a bare 404 that a client would read
+    as "route absent")."""
+
+    def __init__(self, services: LoopServices) -> None:
+        self.services = services
+        super().__init__(
+            FINAL_ANSWER_PATH,
+            self.serve,
+            methods=[*ROUTE_METHODS, *REFUSED_METHODS],
+            name="final_answer",
+        )
+        self.path_regex = FINAL_ANSWER_REGEX
+        self.param_convertors = {"thread_id": AnyTextConvertor()}
+
+    async def serve(self, request: Request) -> Response:
+        return await get_final_answer(request, self.services.get())
+
+
+def final_answer_routes(service_factory: ServiceFactory | None = None) -> list[BaseRoute]:
+    """The route and its OpenAPI document, to put first in a host app's routes.
+
+    ``service_factory``: what the route reads through; by default the store the host
+    server was configured with, else the one the environment names
+    (``FinalAnswerService.from_environment``)."""
+    return [
+        Route(OPENAPI_PATH, get_openapi, methods=["GET"], include_in_schema=False),
+        FinalAnswerRoute(LoopServices(service_factory)),
+    ]

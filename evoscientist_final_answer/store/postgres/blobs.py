@@ -1,0 +1,44 @@
+"""PostgreSQL ``bytea`` read where libpq received it, and parsed as the lazy decode
+parses blobs (``evoscientist_final_answer.store.lazy``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg.abc import Buffer
+from psycopg.adapt import Loader
+from psycopg.pq import Format
+
+from evoscientist_final_answer.store import lazy
+
+
+class BlobView(Loader):
+    """``bytea`` (binary) as a view of the result's own buffer, which the view keeps
+    alive: a blob of megabytes is parsed where libpq received it, not copied first."""
+
+    format = Format.BINARY
+
+    def load(self, data: Buffer) -> memoryview:
+        return data if isinstance(data, memoryview) else memoryview(data)
+
+
+def blob_cursor(conn: psycopg.AsyncConnection[Any]) -> psycopg.AsyncCursor[Any]:
+    """A binary cursor whose ``bytea`` values are ``memoryview``s (``BlobView``)."""
+    cur = conn.cursor(binary=True)
+    cur.adapters.register_loader("bytea", BlobView)
+    return cur
+
+
+def text(value: Buffer) -> str:
+    return bytes(value).decode()
+
+
+def parse(type_: str | Buffer, blob: Buffer | None) -> Any:
+    kind = type_ if isinstance(type_, str) else text(type_)
+    if kind != "msgpack" or blob is None:
+        raise lazy.Unexpected(f"{kind!r} blob")
+    try:
+        return lazy.parse(blob)
+    except Exception as exc:  # ormsgpack raises its own error types
+        raise lazy.Unexpected(f"unparseable blob: {exc}") from exc
