@@ -52,7 +52,7 @@ class UpstreamEnv:
         """The ``.dist-info`` folder of the installed distribution ``name`` (normalised)."""
         wanted = name.lower().replace("-", "_")
         for path in self.site_packages.glob("*.dist-info"):
-            if path.name.rsplit("-", 1)[0].lower().replace("-", "_") == wanted:
+            if path.name.removesuffix(".dist-info").rsplit("-", 1)[0].lower() == wanted:
                 return path
         raise FileNotFoundError(f"{name} is not installed in {self.root}")
 

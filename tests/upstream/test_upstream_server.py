@@ -19,7 +19,8 @@ import pytest
 from langgraph_sdk import get_client
 
 from evoscientist_final_answer.recovery import stream_with_recovery
-from tests.proxy import Fault, FaultProxy, measure_stream_bytes, stream_position
+from evoscientist_final_answer.recovery.client import STREAM_MODE
+from tests.proxy import Fault, FaultProxy
 from tests.servers import DevServer, new_thread
 from tests.upstream.env import require_upstream_env
 from tests.upstream.implied import implied_answer
@@ -137,14 +138,35 @@ async def test_hitl_interrupted_turn(server: DevServer, http: httpx.AsyncClient)
     assert answer["interrupts"][0]["value"]["action_requests"][0]["name"] == "execute"
 
 
+async def answer_span(port: int, question: str) -> tuple[int, int]:
+    """Where, in bytes the client receives, one healthy run stream carries the answer's
+    first and last token (a stream shaped like the recovery client's own)."""
+    thread_id = await new_thread(f"http://127.0.0.1:{port}")
+    body = {
+        "assistant_id": ASSISTANT,
+        "input": _ask(question),
+        "stream_mode": STREAM_MODE,
+        "stream_resumable": True,
+    }
+    received = b""
+    async with FaultProxy(port, Fault()) as proxy:
+        async with (
+            httpx.AsyncClient(base_url=proxy.url, timeout=60) as http,
+            http.stream("POST", f"/threads/{thread_id}/runs/stream", json=body) as response,
+        ):
+            async for chunk in response.aiter_bytes():
+                received += chunk
+        head = max(proxy.stats.downstream_bytes) - len(received)  # status line, headers
+    first, last = answer_for(question).split()[0], answer_for(question).split()[-1]
+    return head + received.index(first.encode()), head + received.rindex(last.encode())
+
+
 async def test_stream_cut_mid_answer_by_a_proxy(server: DevServer) -> None:
-    """The run's stream cut halfway through by a real proxy: the recovery client still
-    ends with the answer upstream's state holds."""
-    total = await measure_stream_bytes(
-        server.port, await new_thread(server.url), ASSISTANT, "[slow] Cut A: what is power?"
-    )
-    question = "[slow] Cut B: what is power?"
-    fault = Fault(kind="cut", after_bytes=stream_position(0.5, total))
+    """The run's stream cut by a real proxy halfway through the answer's tokens: the
+    recovery client still ends with the answer upstream's state holds, from the route."""
+    first, last = await answer_span(server.port, "[slow] Cut A: what is power?")
+    question = "[slow] Cut B: what is power?"  # as long as A: its stream is A's to the byte
+    fault = Fault(kind="cut", after_bytes=(first + last) // 2)
     shown: list[str] = []
     async with FaultProxy(server.port, fault) as proxy:
         thread_id = await new_thread(server.url)
@@ -157,6 +179,7 @@ async def test_stream_cut_mid_answer_by_a_proxy(server: DevServer) -> None:
         thread = (await http.get(f"/threads/{thread_id}")).json()
     implied = implied_answer(state, thread)
     assert result["truncated"] is True
+    assert result["source"] == "checkpointer"  # the route's answer, not the F2a fallback's
     assert result["content"] == implied.content == answer_for(question)
     assert result["message_id"] == implied.message_id
     assert result["status"] == implied.status == "success"
