@@ -11,7 +11,9 @@ what upstream's own ``GET /threads/{id}/state`` implies.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
+from contextlib import closing
 from typing import Any
 
 import httpx
@@ -32,13 +34,19 @@ pytestmark = pytest.mark.e2e
 ASSISTANT = "EvoScientist"  # upstream's main graph
 ROUTE = "/api/threads/{}/final-answer"
 LOCAL_ORIGIN = "http://localhost:5173"  # where a WebUI page is served from
+AGENT_NAMES_SQL = (
+    "SELECT DISTINCT json_extract(CAST(metadata AS TEXT), '$.agent_name') FROM checkpoints "
+    "WHERE thread_id = ? AND checkpoint_ns = ''"
+)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     env = require_upstream_env()
     with upstream_server(
-        env, tmp_path_factory.mktemp("upstream"), SCRIPTED_SLOW_DELAY="0.05"
+        env,
+        tmp_path_factory.mktemp("upstream"),
+        SCRIPTED_SLOW_DELAY="0.05",
     ) as dev:
         yield dev
 
@@ -47,6 +55,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
 async def http(server: DevServer) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=server.url, timeout=70) as client:
         yield client
+
+
+def stamped_agent_names(server: DevServer, thread_id: str) -> set[str | None]:
+    """The ``agent_name`` stamps on a thread's root checkpoints in upstream's
+    ``sessions.db``."""
+    with closing(sqlite3.connect(f"file:{server.sessions_db}?mode=ro", uri=True)) as db:
+        return {name for (name,) in db.execute(AGENT_NAMES_SQL, (thread_id,))}
 
 
 def _ask(question: str) -> dict[str, Any]:
@@ -121,9 +136,31 @@ async def test_two_turn_thread(server: DevServer, http: httpx.AsyncClient) -> No
     assert answer["content"] == answer_for("Second: and a confidence interval?")
     assert answer["message_id"] != first["message_id"]
     assert answer["run_id"] == second_run
+    # The rows read carry upstream's stamps (its pruning and its CLI select by them).
+    assert stamped_agent_names(server, thread_id) == {"EvoScientist"}
     # The first run, asked for by id, is still answered with its own turn's answer.
     earlier = (await http.get(ROUTE.format(thread_id), params={"run_id": first_run})).json()
     assert earlier["content"] == first["content"] == answer_for("First: what is a p-value?")
+
+
+@pytest.mark.parametrize("graph", ["writing-agent", "data-analysis-agent"])
+async def test_threads_of_upstreams_other_graphs(
+    server: DevServer, http: httpx.AsyncClient, graph: str
+) -> None:
+    """upstream's async sub-agents are graphs of their own, whose rows carry no
+    ``agent_name`` stamp: their threads answer too."""
+    question = f"Draft the {graph} summary."
+    thread_id = await new_thread(server.url)
+    client = get_client(url=server.url, api_key=None)
+    try:
+        run = await client.runs.create(thread_id, graph, input=_ask(question))
+        await client.runs.join(thread_id, run["run_id"])
+    finally:
+        await client.aclose()
+    answer, state, thread = await route_and_state(http, thread_id)
+    assert_as_implied(answer, state, thread)
+    assert answer["content"] == answer_for(question)
+    assert stamped_agent_names(server, thread_id) == {None}
 
 
 async def test_hitl_interrupted_turn(server: DevServer, http: httpx.AsyncClient) -> None:
