@@ -17,7 +17,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -78,9 +78,12 @@ def server_env(home: Path, data_dir: Path, workspace: Path, **extra: str) -> dic
 
 
 @contextmanager
-def upstream_server(env: UpstreamEnv, root: Path, **extra_env: str) -> Iterator[DevServer]:
+def upstream_server(
+    env: UpstreamEnv, root: Path, *, args: Sequence[str] = (), **extra_env: str
+) -> Iterator[DevServer]:
     """upstream's adopted server on a free port; its data, config and workspace under
-    ``root``; ``extra_env`` for the scripted model's delays and the like."""
+    ``root``; ``args``: more ``langgraph dev`` options; ``extra_env`` for the scripted
+    model's delays and the like."""
     home, data_dir, workspace = root / "home", root / "data", root / "workspace"
     for folder in (home, data_dir, workspace):
         folder.mkdir(parents=True, exist_ok=True)
@@ -100,6 +103,7 @@ def upstream_server(env: UpstreamEnv, root: Path, **extra_env: str) -> Iterator[
                 str(port),
                 "--config",
                 str(config),
+                *args,
             ],
             cwd=workspace,
             env=server_env(home, data_dir, workspace, **extra_env),
