@@ -13,7 +13,7 @@ PORT ?= 2024
 # page shows and want the CPU. TEST_WORKERS=0 runs the suite in this process.
 TEST_WORKERS ?= 3
 
-.PHONY: dev test lint install clean layer-table webui-browser-table bench upstream-env
+.PHONY: dev test lint install clean layer-table webui-browser-table bench upstream-env bench-upstream
 
 # The JS package's npm packages (clients/js), from its lockfile. Without npm the JS
 # tests skip (and fail under CI, whose .ci/run installs node and npm).
@@ -93,3 +93,8 @@ upstream-env:
 		1|true|yes) exit 1 ;; \
 		*) echo "The upstream environment could not be built: tests/upstream/ will skip." ;; \
 	esac
+
+# The crowd figures inside upstream 0.3.8's own server with the one-line adoption
+# (docs/benchmarks-upstream.md; a few minutes).
+bench-upstream: $(STAMP) upstream-env
+	$(BIN)/python -m bench.upstream
