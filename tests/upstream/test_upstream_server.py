@@ -174,6 +174,21 @@ async def test_hitl_interrupted_turn(server: DevServer, http: httpx.AsyncClient)
     assert [i["id"] for i in answer["interrupts"]] == [i["id"] for i in upstream_interrupts]
     assert answer["interrupts"][0]["value"]["action_requests"][0]["name"] == "execute"
 
+    # Resumed with upstream's HITL decision format: the turn goes on to its answer.
+    client = get_client(url=server.url, api_key=None)
+    try:
+        decisions = {"decisions": [{"type": "reject", "message": "Not now."}]}
+        run = await client.runs.create(thread_id, ASSISTANT, command={"resume": decisions})
+        await client.runs.join(thread_id, run["run_id"])
+    finally:
+        await client.aclose()
+    resumed, state, thread = await route_and_state(http, thread_id, run_id=run["run_id"])
+    assert_as_implied(resumed, state, thread)
+    assert resumed["status"] == "success" and resumed["interrupts"] == []
+    rejection = state["values"]["messages"][-2]["content"]
+    assert "rejected" in rejection
+    assert resumed["content"] == answer_for("[hitl] Run the analysis script.", [rejection])
+
 
 async def answer_span(port: int, question: str) -> tuple[int, int]:
     """Where, in bytes the client receives, one healthy run stream carries the answer's
