@@ -41,9 +41,10 @@ def adoption_diff() -> str:
     return found.group(1)
 
 
-def adopted_copy(env: UpstreamEnv, root: Path) -> Path:
+def adopted_copy(env: UpstreamEnv, root: Path, checkpointer: str | None = None) -> Path:
     """Copies of upstream's ``http.py`` and ``langgraph.json`` under ``root`` (in the
-    wheel's layout), with the adoption diff applied; returns the adopted config."""
+    wheel's layout), with the adoption diff applied; returns the adopted config.
+    ``checkpointer``: another ``checkpointer.path`` than upstream's."""
     for name in ADOPTED:
         target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -55,6 +56,8 @@ def adopted_copy(env: UpstreamEnv, root: Path) -> Path:
     config_path = root / "EvoScientist" / "langgraph_dev" / "langgraph.json"
     config = json.loads(config_path.read_text())
     config["http"]["app"] = f"{root / 'EvoScientist' / 'langgraph_dev' / 'http.py'}:app"
+    if checkpointer is not None:
+        config["checkpointer"]["path"] = checkpointer
     served = root / "langgraph.json"
     served.write_text(json.dumps(config, indent=2))
     return served
@@ -79,15 +82,20 @@ def server_env(home: Path, data_dir: Path, workspace: Path, **extra: str) -> dic
 
 @contextmanager
 def upstream_server(
-    env: UpstreamEnv, root: Path, *, args: Sequence[str] = (), **extra_env: str
+    env: UpstreamEnv,
+    root: Path,
+    *,
+    args: Sequence[str] = (),
+    checkpointer: str | None = None,
+    **extra_env: str,
 ) -> Iterator[DevServer]:
     """upstream's adopted server on a free port; its data, config and workspace under
     ``root``; ``args``: more ``langgraph dev`` options; ``extra_env`` for the scripted
-    model's delays and the like."""
+    model's delays and the like; ``checkpointer``: see ``adopted_copy``."""
     home, data_dir, workspace = root / "home", root / "data", root / "workspace"
     for folder in (home, data_dir, workspace):
         folder.mkdir(parents=True, exist_ok=True)
-    config = adopted_copy(env, root / "adopted")
+    config = adopted_copy(env, root / "adopted", checkpointer)
     port = free_port()
     log_path = root / f"langgraph-dev-{port}.log"
     with log_path.open("wb") as log:

@@ -14,7 +14,6 @@ import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import closing
-from typing import Any
 
 import httpx
 import pytest
@@ -25,14 +24,19 @@ from evoscientist_final_answer.recovery.client import STREAM_MODE
 from tests.proxy import Fault, FaultProxy
 from tests.servers import DevServer, new_thread
 from tests.upstream.env import require_upstream_env
-from tests.upstream.implied import implied_answer
+from tests.upstream.implied import (
+    ASSISTANT,
+    ROUTE,
+    ask,
+    assert_as_implied,
+    implied_answer,
+    route_and_state,
+)
 from tests.upstream.server import upstream_server
 from tests.upstream.site.scripted_model import answer_for, reasoning_for
 
 pytestmark = pytest.mark.e2e
 
-ASSISTANT = "EvoScientist"  # upstream's main graph
-ROUTE = "/api/threads/{}/final-answer"
 LOCAL_ORIGIN = "http://localhost:5173"  # where a WebUI page is served from
 AGENT_NAMES_SQL = (
     "SELECT DISTINCT json_extract(CAST(metadata AS TEXT), '$.agent_name') FROM checkpoints "
@@ -64,38 +68,15 @@ def stamped_agent_names(server: DevServer, thread_id: str) -> set[str | None]:
         return {name for (name,) in db.execute(AGENT_NAMES_SQL, (thread_id,))}
 
 
-def _ask(question: str) -> dict[str, Any]:
-    return {"messages": [{"role": "user", "content": question}]}
-
-
 async def run_turn(url: str, thread_id: str, question: str) -> str:
     """One turn through the langgraph API, to its end; its run id."""
     client = get_client(url=url, api_key=None)
     try:
-        run = await client.runs.create(thread_id, ASSISTANT, input=_ask(question))
+        run = await client.runs.create(thread_id, ASSISTANT, input=ask(question))
         await client.runs.join(thread_id, run["run_id"])
         return run["run_id"]
     finally:
         await client.aclose()
-
-
-async def route_and_state(
-    http: httpx.AsyncClient, thread_id: str, **params: Any
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """The route's answer, then upstream's own state and thread, read after it."""
-    answer = await http.get(ROUTE.format(thread_id), params=params)
-    assert answer.status_code == 200, answer.text
-    state = await http.get(f"/threads/{thread_id}/state")
-    thread = await http.get(f"/threads/{thread_id}")
-    return answer.json(), state.json(), thread.json()
-
-
-def assert_as_implied(answer: dict[str, Any], state: dict[str, Any], thread: dict[str, Any]):
-    implied = implied_answer(state, thread)
-    assert answer["content"] == implied.content
-    assert answer["message_id"] == implied.message_id
-    assert answer["status"] == implied.status
-    assert answer["complete"] is True
 
 
 async def test_plain_answer_with_reasoning(server: DevServer, http: httpx.AsyncClient) -> None:
@@ -153,7 +134,7 @@ async def test_threads_of_upstreams_other_graphs(
     thread_id = await new_thread(server.url)
     client = get_client(url=server.url, api_key=None)
     try:
-        run = await client.runs.create(thread_id, graph, input=_ask(question))
+        run = await client.runs.create(thread_id, graph, input=ask(question))
         await client.runs.join(thread_id, run["run_id"])
     finally:
         await client.aclose()
@@ -196,7 +177,7 @@ async def answer_span(port: int, question: str) -> tuple[int, int]:
     thread_id = await new_thread(f"http://127.0.0.1:{port}")
     body = {
         "assistant_id": ASSISTANT,
-        "input": _ask(question),
+        "input": ask(question),
         "stream_mode": STREAM_MODE,
         "stream_resumable": True,
     }
@@ -223,7 +204,7 @@ async def test_stream_cut_mid_answer_by_a_proxy(server: DevServer) -> None:
     async with FaultProxy(server.port, fault) as proxy:
         thread_id = await new_thread(server.url)
         result = await stream_with_recovery(
-            proxy.url, thread_id, ASSISTANT, _ask(question), on_update=shown.append, max_wait=60
+            proxy.url, thread_id, ASSISTANT, ask(question), on_update=shown.append, max_wait=60
         )
         assert proxy.stats.fired == 1, "the cut never happened"
     async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
@@ -279,7 +260,7 @@ async def test_held_long_polls_answer_when_the_turn_ends(server: DevServer) -> N
     question = "[slow] Held: what is a null hypothesis?"
     client = get_client(url=server.url, api_key=None)
     try:
-        run = await client.runs.create(thread_id, ASSISTANT, input=_ask(question))
+        run = await client.runs.create(thread_id, ASSISTANT, input=ask(question))
     finally:
         await client.aclose()
     params = {"run_id": run["run_id"], "wait": 60}
