@@ -43,9 +43,20 @@ def database_uri() -> str | None:
     return uri
 
 
-def agent_name() -> str:
-    """The agent whose checkpoint rows answer; rows tagged with another agent never do."""
-    return os.environ.get("EVOSCIENTIST_AGENT_NAME", "").strip() or DEFAULT_AGENT_NAME
+def agent_name() -> str | None:
+    """``$EVOSCIENTIST_AGENT_NAME``, when set: only checkpoint rows this agent wrote (or
+    that name no agent) answer."""
+    return os.environ.get("EVOSCIENTIST_AGENT_NAME", "").strip() or None
+
+
+def agent_filter(inside_server: bool) -> str | None:
+    """The agent whose rows answer: ``EVOSCIENTIST_AGENT_NAME`` when set; else, inside a
+    langgraph API server, none (the server hosts many graphs, each stamping its own
+    name, and a thread of any of them is the server's); standalone, ``EvoScientist``."""
+    configured = agent_name()
+    if configured is not None or inside_server:
+        return configured
+    return DEFAULT_AGENT_NAME
 
 
 def fallback_api_url() -> str | None:

@@ -48,13 +48,17 @@ def write_config(
     http: bool = True,
     extra_graphs: dict[str, str] | None = None,
     auth: dict[str, Any] | None = None,
+    app: str | None = None,
+    checkpointer_path: str | None = None,
 ) -> Path:
     """A ``langgraph.json`` like the repository's, optionally without our checkpointer
     (then langgraph dev keeps checkpoints in its own in-memory store: a non-SQLite
     deployment, where the route must answer through the API), or without our routes
     (an older server, as a new WebUI may meet one), or with ``auth`` (langgraph.json's
     ``auth`` section, e.g. ``{"path": ".../auth_handler.py:auth"}``), which also sets
-    ``http.enable_custom_route_auth`` so our routes take the same credentials."""
+    ``http.enable_custom_route_auth`` so our routes take the same credentials.
+    ``app``: another ``http.app`` (``module:attr``); ``checkpointer_path``: another
+    checkpointer factory (a repo-relative ``file:attr``) in place of ours."""
     repo_config = json.loads((REPO / "langgraph.json").read_text())
     config = {
         "dependencies": [str(REPO)],
@@ -67,13 +71,14 @@ def write_config(
         config["graphs"][name] = str(REPO / spec)
     if http:
         config["http"] = repo_config["http"]
+        if app is not None:
+            config["http"] = {**config["http"], "app": app}
     if auth is not None:
         config["auth"] = auth
         config["http"] = {**config.get("http", {}), "enable_custom_route_auth": True}
     if checkpointer:
-        config["checkpointer"] = {
-            "path": str(REPO / repo_config["checkpointer"]["path"].removeprefix("./"))
-        }
+        path = checkpointer_path or repo_config["checkpointer"]["path"].removeprefix("./")
+        config["checkpointer"] = {"path": str(REPO / path)}
     path = workdir / "langgraph.json"
     path.write_text(json.dumps(config, indent=2))
     return path
@@ -149,12 +154,20 @@ def langgraph_dev(
     port: int | None = None,
     env: dict[str, str] | None = None,
     args: Sequence[str] = (),
+    app: str | None = None,
+    checkpointer_path: str | None = None,
 ) -> Iterator[DevServer]:
     """``args``: more ``langgraph dev`` options (e.g. ``--n-jobs-per-worker 10``)."""
     workdir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
     config = write_config(
-        workdir, checkpointer=checkpointer, http=http, extra_graphs=extra_graphs, auth=auth
+        workdir,
+        checkpointer=checkpointer,
+        http=http,
+        extra_graphs=extra_graphs,
+        auth=auth,
+        app=app,
+        checkpointer_path=checkpointer_path,
     )
     fixed = port is not None
     port = port or free_port()

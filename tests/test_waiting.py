@@ -188,7 +188,9 @@ def serving_tasks() -> int:
     for task in asyncio.all_tasks():
         code = getattr(task.get_coro(), "cr_code", None)
         name = code.co_filename if code is not None else ""
-        count += "evoscientist_final_answer" in name or ("uvicorn" in name and code.co_name == "run_asgi")
+        count += "evoscientist_final_answer" in name or (
+            "uvicorn" in name and code.co_name == "run_asgi"
+        )
     return count
 
 

@@ -11,35 +11,45 @@ connections belong to the loop that made them (a test client runs its own).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from evoscientist_final_answer.http import quiet_logs
 from evoscientist_final_answer.http.service import FinalAnswerService
 
 logger = logging.getLogger(__name__)
 
-ServiceFactory = Callable[[], FinalAnswerService]
+ServiceFactory = Callable[[], FinalAnswerService | Awaitable[FinalAnswerService]]
+Loop = asyncio.AbstractEventLoop
 
 
 class LoopServices:
     def __init__(self, factory: ServiceFactory | None = None) -> None:
-        self.factory: ServiceFactory = factory or FinalAnswerService.from_environment
-        self._services: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FinalAnswerService] = (
+        self.factory: ServiceFactory = factory or FinalAnswerService.for_this_process
+        self._services: weakref.WeakKeyDictionary[Loop, FinalAnswerService] = (
             weakref.WeakKeyDictionary()
         )
+        self._making: weakref.WeakKeyDictionary[Loop, asyncio.Lock] = weakref.WeakKeyDictionary()
 
-    def get(self) -> FinalAnswerService:
-        """The running loop's service, made on first use."""
+    async def get(self) -> FinalAnswerService:
+        """The running loop's service, made on first use (once, however many requests
+        arrive while the factory looks for the host's store)."""
         loop = asyncio.get_running_loop()
         service = self._services.get(loop)
-        if service is None:
-            # The filters of normal outcomes' log lines go in with the first service,
-            # not at import: a host importing us sees no change to its logging until
-            # our route serves (and then only our route's lines are dropped).
-            quiet_logs.install()
-            service = self._services[loop] = self.factory()
+        if service is not None:
+            return service
+        async with self._making.setdefault(loop, asyncio.Lock()):
+            service = self._services.get(loop)
+            if service is None:
+                # The filters of normal outcomes' log lines go in with the first
+                # service, not at import: a host importing us sees no change to its
+                # logging until our route serves (and then only our route's lines go).
+                quiet_logs.install()
+                made = self.factory()
+                service = await made if inspect.isawaitable(made) else made
+                self._services[loop] = service
         return service
 
     def current(self) -> FinalAnswerService | None:

@@ -294,7 +294,7 @@ class FinalAnswerRoute(Route):
         self.param_convertors = {"thread_id": AnyTextConvertor()}
 
     async def serve(self, request: Request) -> Response:
-        return await get_final_answer(request, self.services.get())
+        return await get_final_answer(request, await self.services.get())
 
 
 def final_answer_routes(service_factory: ServiceFactory | None = None) -> list[BaseRoute]:
@@ -302,7 +302,7 @@ def final_answer_routes(service_factory: ServiceFactory | None = None) -> list[B
 
     ``service_factory``: what the route reads through; by default the store the host
     server was configured with, else the one the environment names
-    (``FinalAnswerService.from_environment``)."""
+    (``FinalAnswerService.for_this_process``)."""
     return [
         Route(OPENAPI_PATH, get_openapi, methods=["GET"], include_in_schema=False),
         FinalAnswerRoute(LoopServices(service_factory)),

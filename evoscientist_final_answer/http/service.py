@@ -34,6 +34,7 @@ from evoscientist_final_answer.store.api.server_runs import server_runs
 from evoscientist_final_answer.store.base import CheckpointAnswerReader
 from evoscientist_final_answer.store.deleted_runs import deleted_here
 from evoscientist_final_answer.store.errors import RunNotFound, StoreUnavailable, ThreadNotFound
+from evoscientist_final_answer.store.host import StoreAddress, host_saver, store_of
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 
 logger = logging.getLogger(__name__)
@@ -65,20 +66,39 @@ class FinalAnswerService:
 
     @classmethod
     def from_environment(cls) -> FinalAnswerService:
-        """The direct read of the store the checkpointer factory writes: PostgreSQL
-        when ``EVOSCIENTIST_DATABASE_URI`` is set, else ``sessions.db``."""
+        """The direct read of the store the environment names: PostgreSQL when
+        ``EVOSCIENTIST_DATABASE_URI`` is set, else ``sessions.db``."""
         uri = settings.database_uri()
-        direct: CheckpointAnswerReader
         if uri is not None:
+            return cls.of_store(StoreAddress(postgres_conninfo=uri))
+        return cls.of_store(StoreAddress(sqlite_path=settings.sessions_db_path()))
+
+    @classmethod
+    async def for_this_process(cls) -> FinalAnswerService:
+        """Inside a langgraph API server, the store the server was configured with (its
+        checkpointer's, untold: ``store.host``), else only the server's API (its own
+        in-memory store, or a saver we cannot read); standalone, the environment's."""
+        if not inside_langgraph_server():
+            return cls.from_environment()
+        saver = await host_saver()
+        return cls.of_store(None if saver is None else await store_of(saver))
+
+    @classmethod
+    def of_store(cls, store: StoreAddress | None) -> FinalAnswerService:
+        agent = settings.agent_filter(inside_langgraph_server())
+        direct: CheckpointAnswerReader | None = None
+        shared = False
+        if store is not None and store.postgres_conninfo is not None:
             from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
 
-            direct = PostgresAnswerReader(uri, settings.agent_name())
-        else:
-            direct = SqliteAnswerReader(settings.sessions_db_path(), settings.agent_name())
+            direct = PostgresAnswerReader(store.postgres_conninfo, agent)
+            shared = True
+        elif store is not None and store.sqlite_path is not None:
+            direct = SqliteAnswerReader(store.sqlite_path, agent)
         return cls(
             direct,
             ApiAnswerReader.for_environment(settings.fallback_api_url()),
-            shared_store=uri is not None,
+            shared_store=shared,
             silence_bound=settings.run_silence_seconds(),
         )
 

@@ -38,7 +38,8 @@ class Head:
 class CheckpointAnswerReader(ABC):
     """Reads answers from a checkpointer's own tables (``source: "checkpointer"``)."""
 
-    def __init__(self, agent_name: str) -> None:
+    def __init__(self, agent_name: str | None) -> None:
+        # Only rows this agent wrote (or that name none) answer; ``None``: every row.
         self.agent_name = agent_name
         self.cache: LruCache[tuple[str, Head], FinalAnswer] = LruCache(CACHE_SIZE)
         self._decoding: dict[tuple[str, Head], asyncio.Future[FinalAnswer]] = {}

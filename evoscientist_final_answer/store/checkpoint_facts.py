@@ -38,9 +38,10 @@ class CheckpointFacts:
 
         return cls(text("agent_name"), text("run_id"), text(AUTH_USER_KEY))
 
-    def answers(self, agent_name: str, run_id: str | None, user_id: str | None) -> bool:
+    def answers(self, agent_name: str | None, run_id: str | None, user_id: str | None) -> bool:
+        """``agent_name`` ``None``: rows of every agent answer."""
         return (
-            self.agent_name in (None, agent_name)
+            (agent_name is None or self.agent_name in (None, agent_name))
             and (run_id is None or self.run_id == run_id)
             and (user_id is None or self.user_id == user_id)
         )

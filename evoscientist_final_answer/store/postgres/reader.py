@@ -83,7 +83,8 @@ WITH head AS (
   SELECT c.thread_id, c.checkpoint_id, c.xmin::text::bigint AS version
   FROM checkpoints c
   WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns = ''
-    AND coalesce(c.metadata ->> 'agent_name', %(agent_name)s) = %(agent_name)s
+    AND coalesce(c.metadata ->> 'agent_name', %(agent_name)s, '')
+        = coalesce(%(agent_name)s, c.metadata ->> 'agent_name', '')
     {run_filter}
     {user_filter}
   ORDER BY c.checkpoint_id DESC LIMIT 1
@@ -123,7 +124,8 @@ CROSS JOIN LATERAL (
   SELECT c.thread_id, c.checkpoint_id, c.xmin::text::bigint AS version
   FROM checkpoints c
   WHERE c.thread_id = t.thread_id AND c.checkpoint_ns = ''
-    AND coalesce(c.metadata ->> 'agent_name', %(agent_name)s) = %(agent_name)s
+    AND coalesce(c.metadata ->> 'agent_name', %(agent_name)s, '')
+        = coalesce(%(agent_name)s, c.metadata ->> 'agent_name', '')
   ORDER BY c.checkpoint_id DESC LIMIT 1
 ) h
 """
@@ -173,7 +175,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
     def __init__(
         self,
         uri: str,
-        agent_name: str,
+        agent_name: str | None,
         *,
         min_size: int = POOL_MIN_SIZE,
         max_size: int = POOL_MAX_SIZE,

@@ -153,7 +153,7 @@ WATCH_IDLE_SECONDS = 5.0
 class SqliteAnswerReader(CheckpointAnswerReader):
     """One long-lived read-only connection to ``sessions.db``, reopened after failures."""
 
-    def __init__(self, path: Path, agent_name: str, *, lazy_decoding: bool = True) -> None:
+    def __init__(self, path: Path, agent_name: str | None, *, lazy_decoding: bool = True) -> None:
         super().__init__(agent_name)
         self.path = path
         self.lazy_decoding = lazy_decoding

@@ -1,0 +1,134 @@
+"""The distribution ``evoscientist-final-answer`` (``pyproject.toml``): its wheel holds
+the ``evoscientist_final_answer`` package and nothing else (no file under
+``EvoScientist/``, which would replace upstream's own), and PostgreSQL is an extra that
+only a PostgreSQL store loads."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.servers import REPO
+
+PACKAGE = "evoscientist_final_answer"
+# What ``pip wheel`` reads: the project's metadata, the package, and the demo beside it
+# (copied too, so that leaving it out is the build's doing, not the copy's).
+SOURCES = ("pyproject.toml", "README.md", PACKAGE, "EvoScientist")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built from a copy of the sources (the build writes beside them)."""
+    root = tmp_path_factory.mktemp("wheel")
+    source = root / "source"
+    source.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in SOURCES:
+        path = REPO / name
+        if path.is_dir():
+            shutil.copytree(path, source / name, ignore=ignore)
+        else:
+            shutil.copy2(path, source / name)
+    out = root / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (built,) = out.glob("*.whl")
+    return built
+
+
+def test_the_wheel_holds_only_the_package(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names}
+    assert tops == {PACKAGE, f"{PACKAGE}-0.1.0.dist-info"}
+    packaged = {name for name in names if name.endswith(".py")}
+    in_repo = {path.relative_to(REPO).as_posix() for path in (REPO / PACKAGE).rglob("*.py")}
+    assert packaged == in_repo  # every module, sub-packages included
+    metadata = zipfile.ZipFile(wheel).read(f"{PACKAGE}-0.1.0.dist-info/METADATA").decode()
+    assert "Name: evoscientist-final-answer" in metadata
+    requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    postgres = [line for line in requires if "psycopg" in line or "checkpoint-postgres" in line]
+    assert postgres and all('extra == "postgres"' in line for line in postgres)
+    entry_points = zipfile.ZipFile(wheel).read(f"{PACKAGE}-0.1.0.dist-info/entry_points.txt")
+    assert b"evosci-answer = evoscientist_final_answer.recovery.cli:main" in entry_points
+
+
+def test_installed_it_adds_no_file_under_evoscientist(wheel: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    subprocess.run(
+        [
+            *(sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python")),
+            *("install", "--no-deps", "--no-index", "-q", str(wheel)),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (site,) = (venv / "lib").glob("python3*/site-packages")
+    installed = {path.relative_to(site).parts[0] for path in site.rglob("*")}
+    assert PACKAGE in installed
+    assert not {name for name in installed if name.lower() == "evoscientist"}
+    assert all(
+        not name.lower().startswith("evoscientist-") and not name.startswith("EvoScientist")
+        for name in installed
+    ), installed
+
+
+# PostgreSQL's modules made unimportable, as in a host without the extra.
+WITHOUT_POSTGRES = """
+import asyncio, importlib.abc, sys
+
+class NoPostgres(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in ("psycopg", "psycopg_pool", "psycopg_binary") or (
+            name.startswith("langgraph.checkpoint.postgres")
+        ):
+            raise ImportError(f"{name} is not installed")
+        return None
+
+sys.meta_path.insert(0, NoPostgres())
+from evoscientist_final_answer import final_answer_routes
+from evoscientist_final_answer.http.app import create_app
+from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.maintenance.sqlite import MaintainedSqliteSaver
+from evoscientist_final_answer.recovery.cli import main
+from evoscientist_final_answer.store.errors import ThreadNotFound
+
+final_answer_routes()
+create_app()
+
+async def read():
+    async with MaintainedSqliteSaver.from_conn_string(sys.argv[1]) as saver:
+        await saver.setup()  # a store, with no thread in it
+    service = FinalAnswerService.from_environment()
+    try:
+        await service.read("no-such-thread")
+    except ThreadNotFound:
+        print("thread_not_found")
+    finally:
+        await service.close()
+
+asyncio.run(read())
+"""
+
+
+def test_without_the_postgres_extra_everything_else_loads(tmp_path: Path) -> None:
+    finished = subprocess.run(
+        [sys.executable, "-c", WITHOUT_POSTGRES, str(tmp_path / "sessions.db")],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "EVOSCIENTIST_DATA_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stdout.strip() == "thread_not_found"
