@@ -61,24 +61,40 @@ def test_langgraph_api_finds_the_maintenance(server: DevServer) -> None:
 async def test_rollback_deletes_the_cancelled_runs_checkpoints(
     server: DevServer, http: httpx.AsyncClient
 ) -> None:
+    """The first run is streamed, as the WebUI streams every run: langgraph-api then
+    has its worker roll it back and delete its checkpoints once it has stopped."""
     thread_id = await new_thread(server.url)
     client = get_client(url=server.url, api_key=None)
+    created: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    async def stream_first() -> None:
+        async for _ in client.runs.stream(
+            thread_id,
+            ASSISTANT,
+            input=ask("[slow] First, cut."),
+            on_run_created=lambda meta: created.set_result(str(meta["run_id"])),
+        ):
+            pass
+
+    streaming = asyncio.create_task(stream_first())
     try:
-        first = await client.runs.create(thread_id, ASSISTANT, input=ask("[slow] First, cut."))
+        first = await asyncio.wait_for(created, 30)
         for _ in range(600):  # until the first run has written
-            if run_rows(server, first["run_id"]):
+            if run_rows(server, first):
                 break
             await asyncio.sleep(0.05)
-        assert run_rows(server, first["run_id"]) > 0
+        assert run_rows(server, first) > 0
         second = await client.runs.create(
             thread_id, ASSISTANT, input=ask("Second, kept."), multitask_strategy="rollback"
         )
         await client.runs.join(thread_id, second["run_id"])
     finally:
+        streaming.cancel()
+        await asyncio.gather(streaming, return_exceptions=True)
         await client.aclose()
     answer, state, thread = await route_and_state(http, thread_id, run_id=second["run_id"])
     assert_as_implied(answer, state, thread)
     assert answer["content"] == answer_for("Second, kept.")
     humans = [m["content"] for m in state["values"]["messages"] if m["type"] == "human"]
     assert humans == ["Second, kept."]
-    assert run_rows(server, first["run_id"]) == 0
+    assert run_rows(server, first) == 0
