@@ -42,6 +42,10 @@ SETTLE_SECONDS = 8.0
 REPEATS = {"one": 5, "spread": 1, "fresh": 1, "mixed": 5}
 # langgraph dev runs one run at a time unless told otherwise; a team's server runs more.
 SERVER_ARGS = ("--n-jobs-per-worker", "10")
+# The complete app, front door and collector settings included, as before the route
+# moved into its package; the demo's route-only adoption (``final_answer_routes()``
+# alone, as upstream takes it) answers every poll too, but has neither.
+SERVER_APP = "evoscientist_final_answer.http.app:app"
 # Waiters on 100 threads hold their longest allowed wait: the last of 100 runs, ten at
 # a time, may end past 30 s on a loaded machine (a WebUI would simply poll again).
 WAIT = 60
@@ -329,7 +333,9 @@ async def idle_and_abort(server: DevServer, report: CrowdReport) -> None:
 async def crowd(report: CrowdReport, work: Path) -> None:
     raise_fd_limit()  # the server inherits it: 1,000 connections need 1,000 fds
     env = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": TOKEN_DELAY}
-    with langgraph_dev(work / "crowd", work / "crowd-data", env=env, args=SERVER_ARGS) as server:
+    with langgraph_dev(
+        work / "crowd", work / "crowd-data", env=env, args=SERVER_ARGS, app=SERVER_APP
+    ) as server:
         # A first run warms the server (graph, checkpointer, route).
         await scenario(server, "one", False, 0)
         first = THREADS  # every run its own question

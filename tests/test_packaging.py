@@ -132,3 +132,37 @@ def test_without_the_postgres_extra_everything_else_loads(tmp_path: Path) -> Non
     )
     assert finished.returncode == 0, finished.stderr
     assert finished.stdout.strip() == "thread_not_found"
+
+
+# Every module of the package imported with the demo's package made unimportable.
+WITHOUT_THE_DEMO = """
+import importlib, importlib.abc, pkgutil, sys
+
+class NoDemo(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] == "EvoScientist":
+            raise ImportError(f"{name}: the demo is not part of the package")
+        return None
+
+sys.meta_path.insert(0, NoDemo())
+import evoscientist_final_answer as package
+names = [m.name for m in pkgutil.walk_packages(package.__path__, package.__name__ + ".")]
+names = [name for name in names if not name.endswith(".__main__")]  # runs the CLI
+for name in names:
+    importlib.import_module(name)
+print(len(names))
+"""
+
+
+def test_the_package_imports_nothing_of_the_demo(tmp_path: Path) -> None:
+    finished = subprocess.run(
+        [sys.executable, "-c", WITHOUT_THE_DEMO],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "EVOSCIENTIST_DATA_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert finished.returncode == 0, finished.stderr
+    modules = len(list((REPO / PACKAGE).rglob("*.py")))
+    assert int(finished.stdout) == modules - 2  # all but the package's __init__, __main__

@@ -1,7 +1,7 @@
 """Exactly-once submits (``evoscientist_final_answer.recovery.once``) against a real
 ``langgraph dev``: a proxy cuts the submit before its response at several timings — the
-request never reaches
-the server, reaches it and makes its run at once, or reaches it only after the client has
+request never reaches the
+server, reaches it and makes its run at once, or reaches it only after the client has
 started looking for the run — on an idle thread and on one busy with another run. Each
 time the client ends with the run's answer, and the thread holds one run per request id.
 """
