@@ -13,7 +13,7 @@ PORT ?= 2024
 # page shows and want the CPU. TEST_WORKERS=0 runs the suite in this process.
 TEST_WORKERS ?= 3
 
-.PHONY: dev test lint install clean layer-table webui-browser-table bench
+.PHONY: dev test lint install clean layer-table webui-browser-table bench upstream-env bench-upstream
 
 # The JS package's npm packages (clients/js), from its lockfile. Without npm the JS
 # tests skip (and fail under CI, whose .ci/run installs node and npm).
@@ -55,7 +55,7 @@ install: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP)
 dev: $(STAMP)
 	$(BIN)/langgraph dev --no-browser --host 127.0.0.1 --port $(PORT)
 
-test: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP)
+test: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) upstream-env
 	$(BIN)/ruff check EvoScientist evoscientist_final_answer tests
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
@@ -64,7 +64,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check EvoScientist evoscientist_final_answer tests
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .langgraph_api $(JS)/node_modules
+	rm -rf $(VENV) $(UPSTREAM_VENV) .pytest_cache .ruff_cache .langgraph_api $(JS)/node_modules
 
 # Re-measure each recovery layer's share against a real server (docs/webui-layer-table.md).
 layer-table: $(STAMP)
@@ -78,3 +78,39 @@ webui-browser-table: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,bench]"
 	$(BIN)/python -m bench
+
+# The upstream proof's environment (tests/upstream/): evoscientist 0.3.8 from the package
+# index, then this repository's distribution installed beside it (not editable, as a user
+# installs it), then `pip check`. upstream's RECORD is kept as it was before ours went
+# in: the tests check that no upstream file was replaced. Rebuilt only when the pin
+# changes (.venv-upstream/.upstream) or our distribution does (.installed). If it cannot
+# be built, `make test` goes on locally (its tests skip, saying why) and fails under CI.
+UPSTREAM_VENV := .venv-upstream
+UPSTREAM_BASE := $(UPSTREAM_VENV)/.upstream
+UPSTREAM_STAMP := $(UPSTREAM_VENV)/.installed
+PACKAGE_SOURCES := $(shell find evoscientist_final_answer -name '*.py' 2>/dev/null)
+
+$(UPSTREAM_BASE): constraints-upstream.txt
+	rm -rf $(UPSTREAM_VENV)
+	$(PYTHON) -m venv $(UPSTREAM_VENV)
+	$(UPSTREAM_VENV)/bin/python -m pip install --quiet -c constraints-upstream.txt evoscientist
+	cp $(UPSTREAM_VENV)/lib/python3*/site-packages/evoscientist-*.dist-info/RECORD \
+		$(UPSTREAM_VENV)/evoscientist-RECORD.before
+	touch $@
+
+$(UPSTREAM_STAMP): $(UPSTREAM_BASE) pyproject.toml $(PACKAGE_SOURCES)
+	rm -f $@
+	$(UPSTREAM_VENV)/bin/python -m pip install --quiet -c constraints-upstream.txt .
+	$(UPSTREAM_VENV)/bin/python -m pip check
+	touch $@
+
+upstream-env:
+	@$(MAKE) --no-print-directory $(UPSTREAM_STAMP) || case "$$CI" in \
+		1|true|yes) exit 1 ;; \
+		*) echo "The upstream environment could not be built: tests/upstream/ will skip." ;; \
+	esac
+
+# The crowd figures inside upstream 0.3.8's own server with the one-line adoption
+# (docs/benchmarks-upstream.md; a few minutes).
+bench-upstream: $(STAMP) upstream-env
+	$(BIN)/python -m bench.upstream

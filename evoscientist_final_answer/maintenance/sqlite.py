@@ -101,7 +101,11 @@ FROM writes WHERE thread_id = ?
 """
 
 
-class MaintainedSqliteSaver(AsyncSqliteSaver):
+class SqliteMaintenance:
+    """The maintenance, as a mixin for any ``AsyncSqliteSaver`` subclass (a host's own
+    saver, e.g. upstream EvoScientist's pruning one: docs/upstream-adoption.md). It goes
+    first in the bases: its ``setup`` adds the run index after the saver's own."""
+
     # The delta channels a deletion in the middle of a thread re-materialises.
     delta_reducers: Mapping[str, Reducer] = DELTA_REDUCERS
     _run_index_ready = False
@@ -253,3 +257,8 @@ class MaintainedSqliteSaver(AsyncSqliteSaver):
         checkpoint = self.serde.loads_typed((type_, blob))
         checkpoint["channel_values"].update({c: s for c, (_, s) in snapshots.items()})
         await self.conn.execute(SNAPSHOT_SQL, (*self.serde.dumps_typed(checkpoint), *key))
+
+
+class MaintainedSqliteSaver(SqliteMaintenance, AsyncSqliteSaver):
+    """``AsyncSqliteSaver`` with the maintenance: the saver ``langgraph.json``'s factory
+    yields (its name is the one langgraph-api logs)."""

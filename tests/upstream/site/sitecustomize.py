@@ -1,0 +1,16 @@
+"""Loaded by the upstream test server's interpreter only (its PYTHONPATH names this
+folder): upstream's model factory returns the scripted model. Nothing else of
+upstream is touched: its agent, middleware, tools, sub-agents and HITL are built by
+its own code around the model the factory returns."""
+
+import os
+
+if os.environ.get("EVOSCIENTIST_SCRIPTED_MODEL") == "1":
+    import EvoScientist.llm
+    import EvoScientist.llm.models
+    from scripted_model import scripted_chat_model
+
+    # ``from .llm import get_chat_model`` finds the module attribute before the lazy
+    # loader's ``__getattr__``; the fallback middleware imports it from ``.models``.
+    EvoScientist.llm.get_chat_model = scripted_chat_model
+    EvoScientist.llm.models.get_chat_model = scripted_chat_model

@@ -1,0 +1,61 @@
+"""Our distribution installed beside upstream's: no upstream file replaced, ``pip check``
+clean. (Installing a distribution named ``EvoScientist`` uninstalled upstream's; one
+shipping ``EvoScientist/…`` files would overwrite its ``http.py`` and ``__init__.py``.)"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import subprocess
+from pathlib import Path
+
+from tests.upstream.env import UPSTREAM_VERSION, UpstreamEnv, require_upstream_env
+
+OURS = "evoscientist-final-answer"
+
+
+def record(path: Path) -> list[tuple[str, str]]:
+    """``(path, hash)`` rows of a wheel RECORD (the hash is ``sha256=<urlsafe b64>``)."""
+    with path.open(newline="") as file:
+        return [(row[0], row[1]) for row in csv.reader(file) if row]
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256(path.read_bytes()).digest()
+    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def test_upstream_is_the_pinned_release() -> None:
+    env = require_upstream_env()
+    assert env.dist_info("evoscientist").name == f"evoscientist-{UPSTREAM_VERSION}.dist-info"
+
+
+def test_no_upstream_file_replaced() -> None:
+    env: UpstreamEnv = require_upstream_env()
+    after = env.dist_info("evoscientist") / "RECORD"
+    assert after.read_bytes() == env.record_before.read_bytes(), "upstream was reinstalled"
+    rows = [(name, digest) for name, digest in record(after) if digest]
+    assert len(rows) > 300
+    changed = [
+        name
+        for name, digest in rows
+        if not (env.site_packages / name).is_file() or sha256_of(env.site_packages / name) != digest
+    ]
+    assert changed == []
+
+
+def test_ours_installs_nothing_under_upstreams_package() -> None:
+    env = require_upstream_env()
+    names = [name for name, _ in record(env.dist_info(OURS) / "RECORD")]
+    assert any(name.startswith("evoscientist_final_answer/") for name in names)
+    clashing = [n for n in names if n.split("/")[0].lower() == "evoscientist"]
+    assert clashing == []
+
+
+def test_pip_check_is_clean() -> None:
+    env = require_upstream_env()
+    check = subprocess.run(
+        [str(env.python), "-m", "pip", "check"], capture_output=True, text=True, check=False
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
