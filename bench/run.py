@@ -31,6 +31,7 @@ from bench.asgi import route
 from bench.crowd import CrowdReport, crowd
 from bench.in_process import InProcess
 from bench.timing import interleaved, ms, percentile
+from evoscientist_final_answer.http.openapi import OPENAPI_PATH
 from evoscientist_final_answer.store import lazy
 from evoscientist_final_answer.store.sqlite.reader import READER_PRAGMAS, read_only_uri
 from tests.servers import free_port, langgraph_dev, stop
@@ -244,7 +245,9 @@ def wait_until_up_app(url: str, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
-            if httpx.get(f"{url}/api/models", timeout=1).status_code == 200:
+            # The complete app serves the route and its OpenAPI document (no /api/models:
+            # that is the demo's).
+            if httpx.get(f"{url}{OPENAPI_PATH}", timeout=1).status_code == 200:
                 return
         except httpx.HTTPError:
             time.sleep(0.1)
