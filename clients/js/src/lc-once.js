@@ -21,19 +21,9 @@
 // not through fetch: this does not cover it (a socket cut fails the command unsent
 // again; nothing re-sends it).
 
-import { sleep as defaultSleep } from "./http.js";
-import {
-  discard,
-  LOOKUP_INTERVAL_MS,
-  LOOKUP_LIMIT,
-  LOOKUP_WINDOW_MS,
-  mayHaveArrived,
-  readHeaders,
-  taggedRun,
-} from "./once.js";
+import { discard, listRuns, mayHaveArrived, onceState, taggedRun } from "./once.js";
 import { REQUEST_ID_KEY } from "./settle.js";
 
-const REMEMBERED_REQUESTS = 256;
 const COMMANDS_PATH = /^(.*)\/threads\/([^/]+)\/commands$/;
 
 /** The tagged `run.start` a request is, or null: any other request passes through. */
@@ -99,29 +89,11 @@ async function refused(response) {
  * `onResubmit({requestId, runId, action, cause})`, `sleep`, `clock`.
  */
 export function exactlyOnceCommandsFetch(fetchImpl = undefined, options = {}) {
-  const send = fetchImpl ?? ((input, init) => globalThis.fetch(input, init));
-  const {
-    lookupWindowMs = LOOKUP_WINDOW_MS,
-    lookupIntervalMs = LOOKUP_INTERVAL_MS,
-    onResubmit = null,
-    sleep = defaultSleep,
-    clock = Date.now,
-  } = options;
-  const sent = new Map(); // request id → run id once known, else null
-
-  const remember = (requestId, runId) => {
-    sent.delete(requestId);
-    sent.set(requestId, runId);
-    if (sent.size > REMEMBERED_REQUESTS) sent.delete(sent.keys().next().value);
-  };
+  const { send, lookupWindowMs, lookupIntervalMs, onResubmit, sleep, clock, sent, remember } =
+    onceState(fetchImpl, options);
 
   const lookup = async (start, init) => {
-    const response = await send(`${start.threadUrl}/runs?limit=${LOOKUP_LIMIT}`, {
-      method: "GET",
-      headers: readHeaders(init, "application/json"),
-      signal: init.signal,
-      cache: "no-store",
-    });
+    const response = await listRuns(send, start.threadUrl, init);
     // The binding names the thread; its first run.start creates it. No thread: no run.
     if (response.status === 404) {
       await discard(response);

@@ -92,11 +92,11 @@ export async function discard(response) {
 }
 
 /**
- * Wrap `fetchImpl` (default: the global `fetch`) so that run submits are exactly-once.
- * Options: `lookupWindowMs`, `lookupIntervalMs`, `onResubmit({requestId, runId, action,
- * cause})` (`action`: "joined" or "posted"), and `sleep`, `clock` for tests.
+ * What both exactly-once wrappers (this one, and lc-once.js's for `run.start` commands)
+ * start from: the fetch they send with, their options with defaults, and the submits they
+ * remember (request id → run id once known, else null; the newest REMEMBERED_REQUESTS).
  */
-export function exactlyOnceFetch(fetchImpl = undefined, options = {}) {
+export function onceState(fetchImpl, options) {
   const send = fetchImpl ?? ((input, init) => globalThis.fetch(input, init));
   const {
     lookupWindowMs = LOOKUP_WINDOW_MS,
@@ -105,21 +105,36 @@ export function exactlyOnceFetch(fetchImpl = undefined, options = {}) {
     sleep = defaultSleep,
     clock = Date.now,
   } = options;
-  const sent = new Map(); // request id → run id once known, else null
-
+  const sent = new Map();
   const remember = (requestId, runId) => {
     sent.delete(requestId);
     sent.set(requestId, runId);
     if (sent.size > REMEMBERED_REQUESTS) sent.delete(sent.keys().next().value);
   };
+  return { send, lookupWindowMs, lookupIntervalMs, onResubmit, sleep, clock, sent, remember };
+}
+
+/** The thread's newest runs (`GET {threadUrl}/runs`), read as the submit's caller. */
+export function listRuns(send, threadUrl, init) {
+  return send(`${threadUrl}/runs?limit=${LOOKUP_LIMIT}`, {
+    method: "GET",
+    headers: readHeaders(init, "application/json"),
+    signal: init.signal,
+    cache: "no-store",
+  });
+}
+
+/**
+ * Wrap `fetchImpl` (default: the global `fetch`) so that run submits are exactly-once.
+ * Options: `lookupWindowMs`, `lookupIntervalMs`, `onResubmit({requestId, runId, action,
+ * cause})` (`action`: "joined" or "posted"), and `sleep`, `clock` for tests.
+ */
+export function exactlyOnceFetch(fetchImpl = undefined, options = {}) {
+  const { send, lookupWindowMs, lookupIntervalMs, onResubmit, sleep, clock, sent, remember } =
+    onceState(fetchImpl, options);
 
   const lookup = async (submit, init) => {
-    const response = await send(`${submit.threadUrl}/runs?limit=${LOOKUP_LIMIT}`, {
-      method: "GET",
-      headers: readHeaders(init, "application/json"),
-      signal: init.signal,
-      cache: "no-store",
-    });
+    const response = await listRuns(send, submit.threadUrl, init);
     if (!response.ok) return { response };
     return { runId: taggedRun(await response.json(), submit.requestId) };
   };
