@@ -19,12 +19,12 @@ TEST_WORKERS ?= 3
 # tests skip (and fail under CI, whose .ci/run installs node and npm).
 JS := clients/js
 JS_STAMP := $(JS)/node_modules/.installed
-# The JS suites also run on the newest @langchain/langgraph-sdk 1.x (tests/jstools.py's
+# The JS suites also run on the newest @langchain/langgraph-sdk 1.x (tests/support/jstools.py's
 # NEWEST_SDK), installed with `npm install --no-save` into a prefix of its own, so the
 # lockfile stays on the version it pins. Its react and @langchain/core are clients/js's.
-JS_SDK := $(shell sed -n 's/^NEWEST_SDK = "\(.*\)"$$/\1/p' tests/jstools.py)
+JS_SDK := $(shell sed -n 's/^NEWEST_SDK = "\(.*\)"$$/\1/p' tests/support/jstools.py)
 ifeq ($(JS_SDK),)
-$(error tests/jstools.py names no NEWEST_SDK)
+$(error tests/support/jstools.py names no NEWEST_SDK)
 endif
 JS_SDK_DIR := $(JS)/node_modules/.sdk/$(JS_SDK)
 JS_SDK_STAMP := $(JS_SDK_DIR)/.installed
@@ -68,11 +68,11 @@ clean:
 
 # Re-measure each recovery layer's share against a real server (docs/webui-layer-table.md).
 layer-table: $(STAMP)
-	EVOSCIENTIST_LAYER_TABLE=docs/webui-layer-table.md $(BIN)/python -m pytest -q tests/test_recovery_layers.py
+	EVOSCIENTIST_LAYER_TABLE=docs/webui-layer-table.md $(BIN)/python -m pytest -q tests/recovery/test_layers.py
 
 # What a browser shows per fault: bare useStream vs useStreamWithRecovery (docs/webui-browser-table.md).
 webui-browser-table: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP)
-	EVOSCIENTIST_BROWSER_TABLE=docs/webui-browser-table.md $(BIN)/python -m pytest -q tests/test_browser_recovery.py -k measure
+	EVOSCIENTIST_BROWSER_TABLE=docs/webui-browser-table.md $(BIN)/python -m pytest -q tests/js/test_browser_recovery.py -k measure
 
 # Timings, not tests: medians side by side, written to docs/benchmarks.md (~10 min).
 bench: $(STAMP)

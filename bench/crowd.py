@@ -26,7 +26,7 @@ from bench.loadgen import raise_fd_limit
 from bench.proc_stats import cpu_seconds, cpu_share, open_fds, rss_bytes
 from bench.timing import percentile
 from EvoScientist.offline_model import answer_for, notes_for
-from tests.servers import DevServer, langgraph_dev
+from tests.support.servers import DevServer, langgraph_dev
 
 ASSISTANT = "EvoScientist"
 WAITERS = 1_000

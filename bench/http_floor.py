@@ -15,7 +15,7 @@ import httpx
 
 from bench import seed
 from bench.timing import Sample, interleaved
-from tests.servers import langgraph_dev
+from tests.support.servers import langgraph_dev
 
 OK = "GET /ok"
 MODELS = "GET /api/models"

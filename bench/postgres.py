@@ -13,7 +13,7 @@ from EvoScientist.checkpointer import postgres_checkpointer
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
-from tests.postgres import session_database, unreachable_reason
+from tests.support.postgres import session_database, unreachable_reason
 
 RECURSION_LIMIT = 1_000
 

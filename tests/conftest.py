@@ -4,7 +4,7 @@ for the Starlette app reading it.
 The store is a ``sessions.db`` file by default. A module or test marked
 ``@pytest.mark.backends("sqlite", "postgres")`` runs once per backend through the
 ``backend`` parameter, with the same expectations: ``store``, ``seeder`` and ``client``
-then write and read a throwaway PostgreSQL database too (see ``tests/postgres.py``).
+then write and read a throwaway PostgreSQL database too (see ``tests/support/postgres.py``).
 Tests that inspect the SQLite file itself use ``db_path`` and stay SQLite-only.
 
 The writer (``seeder``) stays open for the whole test so ``thread.state()``
@@ -19,8 +19,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.postgres import session_database, temporary_schema
-from tests.seeds import BACKENDS, SeededThread, Seeder, Store, answer_client, open_seeder
+from tests.support.postgres import session_database, temporary_schema
+from tests.support.seeds import BACKENDS, SeededThread, Seeder, Store, answer_client, open_seeder
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import REPO
+from tests.support.servers import REPO
 
 PACKAGE = "evoscientist_final_answer"
 # What ``pip wheel`` reads: the project's metadata, the package, and the demo beside it

@@ -1,7 +1,7 @@
 """The OpenAPI 3.1 description of the custom routes, served at ``GET /api/openapi.json``.
 
 Written by hand from the contract in ``docs/final-answer.md`` (the route's tests hold
-the app to it: ``tests/test_fuzz_openapi.py`` fuzzes every operation with schemathesis
+the app to it: ``tests/http/test_fuzz_openapi.py`` fuzzes every operation with schemathesis
 and checks each response against this document).
 """
 

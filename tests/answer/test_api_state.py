@@ -14,7 +14,7 @@ from evoscientist_final_answer.answer.result import FinalAnswer
 from evoscientist_final_answer.answer.state import answer_from_state
 from evoscientist_final_answer.answer.status import RunStatus
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
-from tests.seeds import (
+from tests.support.seeds import (
     AGENT_NAME,
     REASONING_CASES,
     SeededThread,

@@ -17,7 +17,7 @@ from evoscientist_final_answer.answer.extract import (
     reasoning_text,
     split_think,
 )
-from tests.seeds import REASONING_CASES, ReasoningCase, Seeder, expected_message
+from tests.support.seeds import REASONING_CASES, ReasoningCase, Seeder, expected_message
 
 # ------------------------------------------------------------------ <think>
 

@@ -30,7 +30,7 @@ from evoscientist_final_answer.answer.extract import (
     final_answer_from_end,
     reasoning_text,
 )
-from tests.seeds import visible_text
+from tests.support.seeds import visible_text
 
 MARK = "⟦"
 

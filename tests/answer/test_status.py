@@ -24,7 +24,7 @@ from evoscientist_final_answer.answer.status import (
     run_error,
     state_from_checkpoint,
 )
-from tests.seeds import AddMessagesState, SeededThread, Seeder, answer, join_graph
+from tests.support.seeds import AddMessagesState, SeededThread, Seeder, answer, join_graph
 
 # ------------------------------------------------------------------ graphs
 

@@ -19,7 +19,7 @@ from EvoScientist.offline_model import (
     tokenize,
 )
 from evoscientist_final_answer.answer.extract import answer_text, reasoning_text
-from tests.seeds import Seeder, expected_answer
+from tests.support.seeds import Seeder, expected_answer
 
 QUESTION = "Does caffeine improve recall?"
 

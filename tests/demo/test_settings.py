@@ -36,7 +36,7 @@ def _defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 def test_every_setting_of_the_readme_is_checked() -> None:
     """The README's configuration table, but for the CLI's own ``EVOSCIENTIST_URL``."""
-    from tests.servers import REPO
+    from tests.support.servers import REPO
 
     table = (REPO / "README.md").read_text().split("| variable | default | meaning |")[1]
     rows = [line for line in table.splitlines()[2:] if line.startswith("| `")]

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.seeds import hex8_thread_id, route
-from tests.servers import DevServer, langgraph_dev, new_thread
+from tests.support.seeds import hex8_thread_id, route
+from tests.support.servers import DevServer, langgraph_dev, new_thread
 
 pytestmark = pytest.mark.e2e
 

@@ -18,8 +18,8 @@ from langgraph_sdk import get_client
 
 from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer.answer.state import answer_from_state
-from tests.postgres import temporary_schema
-from tests.servers import DevServer, langgraph_dev
+from tests.support.postgres import temporary_schema
+from tests.support.servers import DevServer, langgraph_dev
 
 pytestmark = pytest.mark.e2e
 

@@ -18,7 +18,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from EvoScientist.offline_model import answer_for, notes_for
-from tests.servers import DevServer, langgraph_dev
+from tests.support.servers import DevServer, langgraph_dev
 
 pytestmark = pytest.mark.e2e
 
@@ -33,7 +33,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     with langgraph_dev(
         root / "work",
         root / "data",
-        extra_graphs={SLOW_TOOL: "tests/slow_tool_graph.py:graph"},
+        extra_graphs={SLOW_TOOL: "tests/support/slow_tool_graph.py:graph"},
         env=ENV,
         args=("--n-jobs-per-worker", "1"),
     ) as server:

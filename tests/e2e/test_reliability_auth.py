@@ -3,7 +3,7 @@
 WebUI sends ``X-Api-Key``), and a user never reads another user's thread — a 404, as
 for an unknown thread, however the request is phrased.
 
-The handler (``tests/auth_handler.py``) has no resource rules, so the built-in API lets
+The handler (``tests/support/auth_handler.py``) has no resource rules, so the built-in API lets
 any user read any thread: what keeps Bob out of Alice's answer here is the route's own
 check of ``langgraph_auth_user_id`` in checkpoint metadata.
 """
@@ -22,15 +22,15 @@ from langgraph_sdk import get_client
 from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader
 from evoscientist_final_answer.store.errors import ThreadNotFound
-from tests.reliability import assert_error
-from tests.servers import REPO, DevServer, langgraph_dev
+from tests.support.reliability import assert_error
+from tests.support.servers import REPO, DevServer, langgraph_dev
 
 pytestmark = pytest.mark.e2e
 
 ASSISTANT = "EvoScientist"
 ALICE = {"X-Api-Key": "key-alice"}
 BOB = {"X-Api-Key": "key-bob"}
-AUTH = {"path": str(REPO / "tests" / "auth_handler.py") + ":auth"}
+AUTH = {"path": str(REPO / "tests" / "support" / "auth_handler.py") + ":auth"}
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,9 @@ The in-memory runtime flushes its runs to disk every 10 s, so a run killed befor
 flush is forgotten by the restarted server, and one killed after is retried by it.
 The test turns the flush off (``LANGGRAPH_DISABLE_FILE_PERSISTENCE``) to get the first
 case every time; the second is a run the server knows, read as ``running``
-(``tests/test_run_liveness.py``).
+(``tests/answer/test_run_liveness.py``).
 
-(``tests/test_recovery_restart.py`` holds the client to the same; this is the route's
+(``tests/recovery/test_restart.py`` holds the client to the same; this is the route's
 own answer, read without any client logic.)
 """
 
@@ -26,8 +26,8 @@ import pytest
 from langgraph_sdk import get_client
 
 from EvoScientist.offline_model import answer_for, notes_for
-from tests.seeds import answer_client, route
-from tests.servers import free_port, langgraph_dev, stop
+from tests.support.seeds import answer_client, route
+from tests.support.servers import free_port, langgraph_dev, stop
 
 pytestmark = pytest.mark.e2e
 

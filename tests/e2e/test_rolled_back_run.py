@@ -16,10 +16,10 @@ import pytest
 from langgraph_sdk import get_client
 
 from EvoScientist.offline_model import answer_for, notes_for
-from tests.postgres import session_database
-from tests.reliability import assert_error
-from tests.servers import DevServer, langgraph_dev
-from tests.test_run_status_e2e import under_way
+from tests.e2e.test_run_status import under_way
+from tests.support.postgres import session_database
+from tests.support.reliability import assert_error
+from tests.support.servers import DevServer, langgraph_dev
 
 pytestmark = pytest.mark.e2e
 

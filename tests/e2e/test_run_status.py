@@ -21,9 +21,9 @@ from langgraph_sdk import get_client
 
 from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer.recovery.reconcile import Reconciler, RunGone
-from tests.reliability import assert_error
-from tests.servers import DevServer, langgraph_dev
-from tests.slow_tool_graph import SLOW_ANSWER
+from tests.support.reliability import assert_error
+from tests.support.servers import DevServer, langgraph_dev
+from tests.support.slow_tool_graph import SLOW_ANSWER
 
 pytestmark = pytest.mark.e2e
 
@@ -44,7 +44,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     with langgraph_dev(
         root / "work",
         root / "data",
-        extra_graphs={SLOW_TOOL: "tests/slow_tool_graph.py:graph"},
+        extra_graphs={SLOW_TOOL: "tests/support/slow_tool_graph.py:graph"},
         env=ENV,
     ) as server:
         yield server

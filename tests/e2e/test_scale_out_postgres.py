@@ -21,9 +21,9 @@ from langgraph_sdk.errors import NotFoundError
 
 from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer.recovery import stream_with_recovery
-from tests.postgres import session_database, table_names
-from tests.proxy import Fault, FaultProxy
-from tests.servers import DevServer, langgraph_dev, new_thread
+from tests.support.postgres import session_database, table_names
+from tests.support.proxy import Fault, FaultProxy
+from tests.support.servers import DevServer, langgraph_dev, new_thread
 
 pytestmark = pytest.mark.e2e
 

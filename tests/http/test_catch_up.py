@@ -23,7 +23,7 @@ from langgraph_runtime_inmem.database import GLOBAL_STORE
 from evoscientist_final_answer.http import waiting
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader
-from tests.seeds import Seeder
+from tests.support.seeds import Seeder
 
 pytestmark = pytest.mark.backends("sqlite")
 

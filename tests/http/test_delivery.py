@@ -17,8 +17,8 @@ from evoscientist_final_answer.answer.status import RunStatus
 from evoscientist_final_answer.http.delivery import Parked, Parking
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.errors import StoreUnavailable
-from tests.seeds import Seeder
-from tests.test_waiting import parked_waiters, three_step_run, until
+from tests.http.test_waiting import parked_waiters, three_step_run, until
+from tests.support.seeds import Seeder
 
 pytestmark = pytest.mark.backends("sqlite")
 

@@ -20,7 +20,7 @@ from langgraph.types import interrupt
 from EvoScientist.checkpointer import sessions_checkpointer
 from EvoScientist.offline_model import answer_for, notes_for, reasoning_for
 from evoscientist_final_answer.http.app import create_app
-from tests.seeds import (
+from tests.support.seeds import (
     AGENT_NAME,
     DELTA_PREAMBLE,
     OTHER_AGENT,

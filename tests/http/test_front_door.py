@@ -26,9 +26,9 @@ from starlette.middleware.gzip import GZipMiddleware
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.front_door import DirectSend
 from evoscientist_final_answer.http.service import FinalAnswerService
-from tests.seeds import Seeder, route
-from tests.servers import listening
-from tests.test_waiting import parked_waiters, three_step_run, until
+from tests.http.test_waiting import parked_waiters, three_step_run, until
+from tests.support.seeds import Seeder, route
+from tests.support.servers import listening
 
 pytestmark = pytest.mark.backends("sqlite")
 

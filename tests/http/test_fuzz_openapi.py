@@ -35,8 +35,8 @@ from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.openapi import OPENAPI_PATH
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
-from tests.reliability import assert_error_shape
-from tests.seeds import AGENT_NAME, open_seeder
+from tests.support.reliability import assert_error_shape
+from tests.support.seeds import AGENT_NAME, open_seeder
 
 BASE_URL = "http://testserver"
 FINAL_ANSWER = "/api/threads/{thread_id}/final-answer"

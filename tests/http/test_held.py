@@ -22,9 +22,9 @@ from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer import settings
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
-from tests.seeds import Seeder, route, serving
-from tests.servers import langgraph_dev
-from tests.test_waiting import three_step_run, until
+from tests.http.test_waiting import three_step_run, until
+from tests.support.seeds import Seeder, route, serving
+from tests.support.servers import langgraph_dev
 
 CAP_VARIABLE = "EVOSCIENTIST_MAX_HELD_REQUESTS"
 

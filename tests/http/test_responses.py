@@ -17,9 +17,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.responses import header_safe
 from evoscientist_final_answer.http.service import FinalAnswerService
-from tests.seeds import Seeder, answer, gated, node_graph, route
-from tests.servers import listening
-from tests.test_waiting import reached
+from tests.http.test_waiting import reached
+from tests.support.seeds import Seeder, answer, gated, node_graph, route
+from tests.support.servers import listening
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")
 

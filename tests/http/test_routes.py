@@ -29,9 +29,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from evoscientist_final_answer import final_answer_routes
 from evoscientist_final_answer.http.openapi import OPENAPI_PATH
 from evoscientist_final_answer.http.service import FinalAnswerService
-from tests.seeds import Seeder, route
-from tests.servers import REPO, listening
-from tests.test_waiting import count_calls, three_step_run, until
+from tests.http.test_waiting import count_calls, three_step_run, until
+from tests.support.seeds import Seeder, route
+from tests.support.servers import REPO, listening
 
 HOST_HEADER = "x-host-boundary"
 HOST_MODELS = {"models": ["the host's own"]}

@@ -22,9 +22,9 @@ from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
-from tests.seeds import AGENT_NAME, route
-from tests.servers import DevServer, langgraph_dev, listening
-from tests.slow_tool_graph import SLOW_ANSWER
+from tests.support.seeds import AGENT_NAME, route
+from tests.support.servers import DevServer, langgraph_dev, listening
+from tests.support.slow_tool_graph import SLOW_ANSWER
 
 pytestmark = pytest.mark.e2e
 
@@ -39,7 +39,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     with langgraph_dev(
         root / "work",
         root / "data",
-        extra_graphs={SLOW_TOOL: "tests/slow_tool_graph.py:graph"},
+        extra_graphs={SLOW_TOOL: "tests/support/slow_tool_graph.py:graph"},
         env={"EVOSCIENTIST_TEST_TOOL_SECONDS": str(TOOL_SECONDS)},
     ) as server:
         yield server

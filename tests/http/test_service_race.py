@@ -18,8 +18,8 @@ from starlette.routing import Route
 from evoscientist_final_answer.http import service as service_module
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader
-from tests.seeds import Seeder, Store, answer, new_run_id, node_graph
-from tests.servers import listening
+from tests.support.seeds import Seeder, Store, answer, new_run_id, node_graph
+from tests.support.servers import listening
 
 
 @pytest.mark.backends("sqlite", "postgres")

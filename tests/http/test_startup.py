@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import ANSI_COLOUR, LANGGRAPH, REPO, free_port, write_config
+from tests.support.servers import ANSI_COLOUR, LANGGRAPH, REPO, free_port, write_config
 
 pytestmark = pytest.mark.e2e
 

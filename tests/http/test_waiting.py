@@ -19,8 +19,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.base import CheckpointAnswerReader
-from tests.seeds import SeededThread, Seeder, gated, node_graph, route, serving
-from tests.servers import listening
+from tests.support.seeds import SeededThread, Seeder, gated, node_graph, route, serving
+from tests.support.servers import listening
 
 MANY = 40
 

@@ -4,7 +4,7 @@ when a run ends, whichever request reads the new head first — a plain GET, one
 ``run_id``, one with a validator, or another long-poll — and a poll whose time is up
 answers from a read made then.
 
-The store's watch checks only on the test's word (``tests/test_watch.py``), so the
+The store's watch checks only on the test's word (``tests/store/test_watch.py``), so the
 other request's read is first by construction; the store, the graph, the reader and
 the app are the real ones.
 """
@@ -20,9 +20,9 @@ import pytest
 
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
-from tests.seeds import Seeder, route, serving
-from tests.test_waiting import three_step_run, until
-from tests.test_watch import held_checks
+from tests.http.test_waiting import three_step_run, until
+from tests.store.test_watch import held_checks
+from tests.support.seeds import Seeder, route, serving
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")
 

@@ -22,9 +22,9 @@ from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader
-from tests.postgres import session_database
-from tests.seeds import Seeder, route, serving
-from tests.servers import DevServer, langgraph_dev
+from tests.support.postgres import session_database
+from tests.support.seeds import Seeder, route, serving
+from tests.support.servers import DevServer, langgraph_dev
 
 pytestmark = pytest.mark.e2e
 
@@ -53,7 +53,7 @@ def server(
 
 def parked_requests(run_id: str) -> list[dict[str, Any]]:
     """Every kind that holds until the run ends (one with ``If-None-Match`` answers the
-    run's next step: ``tests/test_wake_order.py`` holds those on a gated run)."""
+    run's next step: ``tests/http/test_wake_order.py`` holds those on a gated run)."""
     return [
         {"params": {"wait": WAIT}},
         {"params": {"wait": WAIT, "format": "text"}},

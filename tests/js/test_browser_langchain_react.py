@@ -21,8 +21,8 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, async_playwright
 
-from tests import jstools
-from tests.browser_langchain import (
+from tests.support import jstools
+from tests.support.browser_langchain import (
     SCENARIOS,
     TRANSPORTS,
     healthy_stream_bytes,
@@ -33,13 +33,13 @@ from tests.browser_langchain import (
     run_scenario,
     server,
 )
-from tests.browser_page import SUBMIT, build_page, squash, static_site
-from tests.interrupt_graph import REVIEW
-from tests.servers import DevServer
+from tests.support.browser_page import SUBMIT, build_page, squash, static_site
+from tests.support.interrupt_graph import REVIEW
+from tests.support.servers import DevServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
-INTERRUPTING = "interrupting"  # tests/interrupt_graph.py: a tool call, then interrupt()
+INTERRUPTING = "interrupting"  # tests/support/interrupt_graph.py: a tool call, then interrupt()
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def node() -> str:
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[DevServer]:
     jstools.chromium()
-    graphs = {INTERRUPTING: "tests/interrupt_graph.py:graph"}
+    graphs = {INTERRUPTING: "tests/support/interrupt_graph.py:graph"}
     with server(tmp_path_factory.mktemp("lc-browser"), extra_graphs=graphs) as dev:
         yield dev
 

@@ -12,7 +12,7 @@ Every test runs on each SDK of ``jstools.SDKS`` (the lockfile's and the newest 1
 
 Set ``EVOSCIENTIST_BROWSER_TABLE=path`` to also measure bare ``useStream`` (with
 langgraph's default CORS, and with ``Location`` exposed), @langchain/react's ``useStream``
-bare and with recovery over SSE and WebSocket (tests/browser_langchain.py), and a server
+bare and with recovery over SSE and WebSocket (tests/support/browser_langchain.py), and a server
 restarted mid-run, and write the table (``make webui-browser-table``;
 docs/webui-integration.md).
 """
@@ -36,9 +36,9 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, async_playwright
 
-from tests import browser_langchain as lc
-from tests import jstools
-from tests.browser_page import (
+from tests.support import browser_langchain as lc
+from tests.support import jstools
+from tests.support.browser_page import (
     SUBMIT,
     Shown,
     build_page,
@@ -53,8 +53,8 @@ from tests.browser_page import (
     thread_of,
     watch_texts,
 )
-from tests.proxy import Fault, FaultProxy
-from tests.servers import DevServer, langgraph_dev
+from tests.support.proxy import Fault, FaultProxy
+from tests.support.servers import DevServer, langgraph_dev
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -299,7 +299,7 @@ def _cell(shown: list[Shown]) -> str:
     return "; ".join(f"run {i}: {v}" for i, v in enumerate(verdicts, start=1))
 
 
-# @langchain/react's columns (tests/browser_langchain.py): column → (hook, transport).
+# @langchain/react's columns (tests/support/browser_langchain.py): column → (hook, transport).
 LC_HOOKS = {
     "@langchain/react (SSE)": ("bare", "sse"),
     "@langchain/react (WebSocket)": ("bare", "websocket"),

@@ -25,9 +25,15 @@ from typing import Any
 import httpx
 import pytest
 
-from tests import jstools
-from tests.proxy import STREAM_FAULTS, Fault, FaultProxy, measure_stream_bytes, stream_position
-from tests.servers import DevServer, free_port, langgraph_dev, new_thread, stop
+from tests.support import jstools
+from tests.support.proxy import (
+    STREAM_FAULTS,
+    Fault,
+    FaultProxy,
+    measure_stream_bytes,
+    stream_position,
+)
+from tests.support.servers import DevServer, free_port, langgraph_dev, new_thread, stop
 
 pytestmark = pytest.mark.e2e
 

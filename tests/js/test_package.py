@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests import jstools
+from tests.support import jstools
 
 
 def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from EvoScientist.checkpointer import sessions_checkpointer
-from tests.seeds import SeededThread, Seeder, Store, uuid_thread_id
+from tests.support.seeds import SeededThread, Seeder, Store, uuid_thread_id
 
 CORRUPT_SQL = """
 UPDATE checkpoints SET metadata = CAST('{not json' AS BLOB)

@@ -4,8 +4,8 @@ passes (``FULL``), ``prune`` included.
 
 Our stricter guarantees (a ``DeltaChannel`` chain a head needs survives
 ``keep_latest``; the route answers the same after pruning; no maintenance changes what a
-surviving checkpoint decodes to) are in ``tests/test_maintenance.py`` and
-``tests/test_maintenance_invariant.py``.
+surviving checkpoint decodes to) are in ``tests/maintenance/test_maintenance.py`` and
+``tests/maintenance/test_invariant.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import Capability
 
 from EvoScientist.checkpointer import sessions_checkpointer
-from tests.seeds import Store
+from tests.support.seeds import Store
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")
 

@@ -25,14 +25,14 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from EvoScientist.checkpointer import sessions_checkpointer
-from tests.maintenance_oracle import (
+from tests.maintenance.oracle import (
     Decoded,
     assert_decodes_unchanged,
     decode,
     run_ids,
     stored,
 )
-from tests.seeds import MessagesMode, Store, new_run_id, node_graph, uuid_thread_id
+from tests.support.seeds import MessagesMode, Store, new_run_id, node_graph, uuid_thread_id
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")
 

@@ -3,7 +3,7 @@
 answering before and after (``DeltaChannel`` threads included).
 
 The end-to-end half (no start-up warning, ``POST /threads/{id}/copy`` answered) is in
-``tests/test_e2e_langgraph_dev.py``.
+``tests/e2e/test_langgraph_dev.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from EvoScientist.checkpointer import sessions_checkpointer
-from tests.seeds import (
+from tests.support.seeds import (
     DELTA_PREAMBLE,
     SeededThread,
     Seeder,

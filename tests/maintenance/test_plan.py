@@ -1,8 +1,8 @@
 """``maintenance.plan`` and the pure half of ``maintenance.rollback``: what a prune
 deletes, frees and leaves parentless; which delta channels a checkpoint is rebuilt
 from; what an unfinished head keeps; where a rollback's gap is bridged and which blobs
-it frees. (The walk over real threads, both backends: ``tests/test_maintenance.py``,
-``tests/test_maintenance_rollback.py``.)"""
+it frees. (The walk over real threads, both backends: ``tests/maintenance/test_maintenance.py``,
+``tests/maintenance/test_rollback.py``.)"""
 
 from __future__ import annotations
 

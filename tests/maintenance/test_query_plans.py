@@ -15,14 +15,14 @@ from psycopg import sql as psql
 
 from EvoScientist.checkpointer import sessions_checkpointer
 from evoscientist_final_answer.maintenance import postgres, sqlite
-from tests.postgres import (
+from tests.support.postgres import (
     admin_uri,
     new_database_name,
     require_postgres,
     temporary_database,
     with_user,
 )
-from tests.seeds import Seeder, Store
+from tests.support.seeds import Seeder, Store
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 on both stores and on plain and ``DeltaChannel`` threads: every surviving checkpoint
 decodes as langgraph decoded it before, the chain stays whole, and the route answers.
 (``maintenance.rollback``; the random interleavings are in
-``tests/test_maintenance_invariant.py``.)"""
+``tests/maintenance/test_invariant.py``.)"""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from typing_extensions import TypedDict
 
 from EvoScientist.checkpointer import sessions_checkpointer
 from evoscientist_final_answer.maintenance.rollback import MaintenanceRefused
-from tests.maintenance_oracle import assert_decodes_unchanged, decode_all, run_ids, stored
-from tests.seeds import (
+from tests.maintenance.oracle import assert_decodes_unchanged, decode_all, run_ids, stored
+from tests.support.seeds import (
     DELTA_PREAMBLE,
     MessagesMode,
     SeededThread,

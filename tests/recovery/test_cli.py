@@ -15,8 +15,8 @@ from langgraph_sdk import get_client
 
 from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer.recovery.cli import parser
-from tests.proxy import Fault, FaultProxy
-from tests.servers import DevServer, langgraph_dev
+from tests.support.proxy import Fault, FaultProxy
+from tests.support.servers import DevServer, langgraph_dev
 
 pytestmark = pytest.mark.e2e
 
@@ -106,7 +106,7 @@ async def test_unknown_thread_exits_non_zero_with_one_line(server: DevServer) ->
 
 
 async def test_unreachable_server_exits_non_zero_with_one_line() -> None:
-    from tests.servers import free_port
+    from tests.support.servers import free_port
 
     code, _, err = await run_cli("show", "--url", f"http://127.0.0.1:{free_port()}", "abc")
     assert code == 4

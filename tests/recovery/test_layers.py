@@ -23,8 +23,8 @@ from langgraph_sdk.errors import LangGraphError
 from evoscientist_final_answer.recovery import stream_with_recovery
 from evoscientist_final_answer.recovery.client import NO_REPLAY_WARNING
 from evoscientist_final_answer.recovery.stream_text import StreamText
-from tests.proxy import Fault, FaultProxy, measure_stream_bytes
-from tests.servers import DevServer, langgraph_dev
+from tests.support.proxy import Fault, FaultProxy, measure_stream_bytes
+from tests.support.servers import DevServer, langgraph_dev
 
 pytestmark = pytest.mark.e2e
 

@@ -24,8 +24,8 @@ from evoscientist_final_answer.recovery.once import (
     submit_of,
     tagged_run,
 )
-from tests.proxy import Fault, FaultProxy
-from tests.servers import DevServer, langgraph_dev, new_thread
+from tests.support.proxy import Fault, FaultProxy
+from tests.support.servers import DevServer, langgraph_dev, new_thread
 
 pytestmark = pytest.mark.e2e
 

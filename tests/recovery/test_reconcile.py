@@ -17,8 +17,8 @@ from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.recovery import stream_with_recovery
 from evoscientist_final_answer.recovery.reconcile import Reconciler, ThreadGone, backoff
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
-from tests.proxy import Fault, FaultProxy
-from tests.servers import DevServer, langgraph_dev
+from tests.support.proxy import Fault, FaultProxy
+from tests.support.servers import DevServer, langgraph_dev
 
 
 def test_backoff_is_1_2_4_then_every_5_seconds() -> None:
@@ -73,7 +73,7 @@ async def test_unknown_thread_is_gone_not_retried(old_server: DevServer) -> None
 
 async def test_network_errors_are_retried_until_the_deadline() -> None:
     # Nothing listens on this port: every attempt fails to connect ("Failed to fetch").
-    from tests.servers import free_port
+    from tests.support.servers import free_port
 
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{free_port()}") as http:
         reconciler = Reconciler(http, "t", "r")

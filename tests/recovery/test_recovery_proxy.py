@@ -11,8 +11,14 @@ import pytest
 
 from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer.recovery import stream_with_recovery
-from tests.proxy import STREAM_FAULTS, Fault, FaultProxy, measure_stream_bytes, stream_position
-from tests.servers import DevServer, langgraph_dev, new_thread
+from tests.support.proxy import (
+    STREAM_FAULTS,
+    Fault,
+    FaultProxy,
+    measure_stream_bytes,
+    stream_position,
+)
+from tests.support.servers import DevServer, langgraph_dev, new_thread
 
 pytestmark = pytest.mark.e2e
 

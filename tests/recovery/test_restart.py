@@ -13,7 +13,7 @@ from langgraph_sdk import get_client
 
 from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer.recovery import stream_with_recovery
-from tests.servers import free_port, langgraph_dev, stop
+from tests.support.servers import free_port, langgraph_dev, stop
 
 pytestmark = pytest.mark.e2e
 

@@ -18,7 +18,7 @@ from evoscientist_final_answer.store.base import Head
 from evoscientist_final_answer.store.errors import ThreadNotFound
 from evoscientist_final_answer.store.sqlite.change_signal import COALESCE_SECONDS, TRAILING_SECONDS
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
-from tests.seeds import AGENT_NAME, Seeder, uuid_thread_id
+from tests.support.seeds import AGENT_NAME, Seeder, uuid_thread_id
 
 SETTLE_SECONDS = COALESCE_SECONDS + TRAILING_SECONDS + 0.1
 

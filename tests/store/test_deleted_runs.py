@@ -8,7 +8,7 @@ from langchain_core.messages import HumanMessage
 
 from evoscientist_final_answer.maintenance.sqlite import MaintainedSqliteSaver
 from evoscientist_final_answer.store.deleted_runs import deleted_here, recording_deletions
-from tests.seeds import answer, new_run_id, node_graph, uuid_thread_id
+from tests.support.seeds import answer, new_run_id, node_graph, uuid_thread_id
 
 
 async def test_a_deleted_run_is_remembered(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from evoscientist_final_answer.store import delta
 from evoscientist_final_answer.store.postgres import history as postgres_history
 from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
 from evoscientist_final_answer.store.sqlite import lazy as sqlite_lazy
-from tests.seeds import SeededThread, Seeder, Store
+from tests.support.seeds import SeededThread, Seeder, Store
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")
 

@@ -21,11 +21,11 @@ from psycopg_pool import AsyncConnectionPool
 from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.host import StoreAddress, store_of
-from tests.host_checkpointer import AGENT_PREFIX, HOST_DB_VARIABLE
-from tests.postgres import temporary_schema
-from tests.seeds import Seeder, open_seeder
-from tests.servers import DevServer, langgraph_dev
-from tests.slow_tool_graph import SLOW_ANSWER
+from tests.support.host_checkpointer import AGENT_PREFIX, HOST_DB_VARIABLE
+from tests.support.postgres import temporary_schema
+from tests.support.seeds import Seeder, open_seeder
+from tests.support.servers import DevServer, langgraph_dev
+from tests.support.slow_tool_graph import SLOW_ANSWER
 
 pytestmark = pytest.mark.e2e
 
@@ -43,8 +43,8 @@ def host_store_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevS
     with langgraph_dev(
         root / "work",
         root / "data",
-        checkpointer_path="tests/host_checkpointer.py:checkpointer",
-        extra_graphs={SLOW_GRAPH: "tests/slow_tool_graph.py:graph"},
+        checkpointer_path="tests/support/host_checkpointer.py:checkpointer",
+        extra_graphs={SLOW_GRAPH: "tests/support/slow_tool_graph.py:graph"},
         env={HOST_DB_VARIABLE: str(host_db), "EVOSCIENTIST_TEST_TOOL_SECONDS": "0.1"},
     ) as server:
         yield server

@@ -17,7 +17,7 @@ from evoscientist_final_answer.store.base import CheckpointAnswerReader
 from evoscientist_final_answer.store.postgres import lazy as postgres_lazy
 from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
-from tests.seeds import SeededThread, Seeder, Store
+from tests.support.seeds import SeededThread, Seeder, Store
 
 
 async def root_checkpoint_ids(seeder: Seeder, thread: SeededThread) -> list[str]:
@@ -129,7 +129,7 @@ async def test_messages_written_as_dicts_decode_the_same(store: Store, seeder: S
     def answer_in_dicts(state: dict) -> dict:
         return {"messages": [{"type": "ai", "content": "from a dict", "id": "dict-ai-1"}]}
 
-    from tests.seeds import node_graph
+    from tests.support.seeds import node_graph
 
     graph = node_graph(seeder.saver, [("dicts", answer_in_dicts)], mode="delta")
     await seeder.run(

@@ -9,7 +9,7 @@ import pytest
 from langgraph.checkpoint.base import CheckpointTuple
 
 from evoscientist_final_answer.store.messages import checkpoint_messages, is_delta_channel
-from tests.seeds import DELTA_PREAMBLE, SeededThread, Seeder
+from tests.support.seeds import DELTA_PREAMBLE, SeededThread, Seeder
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")
 

@@ -24,7 +24,8 @@ from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.base import MAX_TIDY_UP
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
-from tests.seeds import (
+from tests.store.test_answer_cache import SETTLE_SECONDS
+from tests.support.seeds import (
     AGENT_NAME,
     SeededThread,
     Seeder,
@@ -33,7 +34,6 @@ from tests.seeds import (
     route,
     serving,
 )
-from tests.test_answer_cache import SETTLE_SECONDS
 
 FAILURE = "the search backend is down"
 

@@ -14,8 +14,8 @@ import pytest
 
 from evoscientist_final_answer.store.base import CheckpointAnswerReader
 from evoscientist_final_answer.store.watch import UNSEEN, ThreadWatch
-from tests.seeds import Seeder
-from tests.test_waiting import reached, three_step_run, until
+from tests.http.test_waiting import reached, three_step_run, until
+from tests.support.seeds import Seeder
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")
 

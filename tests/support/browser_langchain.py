@@ -1,11 +1,11 @@
-"""@langchain/react's chat page (tests/browser/langchain-react.jsx) in a real browser,
+"""@langchain/react's chat page (tests/js/browser/langchain-react.jsx) in a real browser,
 cross-origin from a real ``langgraph dev`` behind the fault proxy, over the binding's
 v2 protocol: ``POST /threads/{id}/commands`` and ``/threads/{id}/stream/events`` (SSE,
 or one WebSocket carrying both).
 
-The faults mirror tests/test_browser_recovery.py's rows on this protocol's requests,
+The faults mirror tests/js/test_browser_recovery.py's rows on this protocol's requests,
 plus a server restarted mid-run (its event buffer gone). Shared by
-tests/test_browser_langchain_react.py and the measured table
+tests/js/test_browser_langchain_react.py and the measured table
 (docs/webui-browser-table.md).
 """
 
@@ -23,8 +23,8 @@ from pathlib import Path
 import httpx
 from playwright.async_api import Browser, Page
 
-from tests import jstools
-from tests.browser_page import (
+from tests.support import jstools
+from tests.support.browser_page import (
     ANSWER_OF,
     SHOW_WITHIN_S,
     SUBMIT,
@@ -36,8 +36,8 @@ from tests.browser_page import (
     shown_after_run,
     thread_of,
 )
-from tests.proxy import Fault, FaultProxy
-from tests.servers import DevServer, free_port, langgraph_dev, stop
+from tests.support.proxy import Fault, FaultProxy
+from tests.support.servers import DevServer, free_port, langgraph_dev, stop
 
 # Runs of a few seconds, so that a reload or a restart lands mid-run.
 SERVER_ENV = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0.015"}

@@ -1,8 +1,8 @@
-"""A real browser on the test chat page (tests/browser/app.jsx), cross-origin from a real
+"""A real browser on the test chat page (tests/js/browser/app.jsx), cross-origin from a real
 ``langgraph dev`` behind the fault proxy: build and serve the page, drive it with
 playwright in Debian's chromium, and read what it shows the user at a run's end.
 
-Shared by the browser tests (tests/test_browser_recovery.py) and the measured table in
+Shared by the browser tests (tests/js/test_browser_recovery.py) and the measured table in
 docs/webui-integration.md (``make webui-browser-table``).
 """
 
@@ -25,9 +25,9 @@ import httpx
 from playwright.async_api import Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from tests.jstools import REPO
+from tests.support.jstools import REPO
 
-PAGE_SOURCE = REPO / "tests" / "browser"
+PAGE_SOURCE = REPO / "tests" / "js" / "browser"
 # The run's end to the page showing the route's answer: the issue's bar.
 SHOW_WITHIN_S = 1.0
 RUN_TIMEOUT_S = 60.0

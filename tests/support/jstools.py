@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.proxy import FaultProxy
+from tests.support.proxy import FaultProxy
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "clients" / "js"
 NODE_MODULES = PACKAGE / "node_modules"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -124,7 +124,7 @@ SDKS = (locked_sdk(), NEWEST_SDK)
 
 
 def sdk_env(version: str) -> dict[str, str]:
-    """Environment that makes the JS tests and the page's bundle (tests/browser/build.mjs,
+    """Environment that makes the JS tests and the page's bundle (tests/js/browser/build.mjs,
     clients/js/test/live/sdk-dir.mjs) import SDK ``version``; {} for the lockfile's."""
     if version == locked_sdk():
         return {}

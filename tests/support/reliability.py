@@ -1,7 +1,7 @@
 """Helpers for the reliability tests: the documented error shape, damaging a real seeded
 ``sessions.db`` with SQL, and the log lines a failed request leaves.
 
-Every store these tests damage was written by a real graph (``tests/seeds.py``); the
+Every store these tests damage was written by a real graph (``tests/support/seeds.py``); the
 damage is done afterwards, through a separate ``sqlite3`` connection, the way a bad disk,
 a half-copied file, a newer langgraph or a pruning job would leave it.
 """

@@ -27,7 +27,7 @@ import uvicorn
 from langgraph_sdk import get_client
 from starlette.applications import Starlette
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
 STARTUP_TIMEOUT = 90.0
 # Settings a developer's shell may hold that would send a test server elsewhere; pass

@@ -1,4 +1,4 @@
-"""``tests/servers.py``: a test server is reached on its own port, even when another
+"""``tests/support/servers.py``: a test server is reached on its own port, even when another
 test process took the port it was given (as ``make test``'s workers may)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests import servers
-from tests.servers import langgraph_dev
+from tests.support import servers
+from tests.support.servers import langgraph_dev
 
 pytestmark = pytest.mark.e2e
 

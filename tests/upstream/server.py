@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.servers import DevServer, free_port, stop, wait_until_up
+from tests.support.servers import DevServer, free_port, stop, wait_until_up
 from tests.upstream.env import REPO, UpstreamEnv
 
 ADOPTION_DOC = REPO / "docs" / "upstream-adoption.md"

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from tests.servers import DevServer, new_thread
+from tests.support.servers import DevServer, new_thread
 from tests.upstream.env import require_upstream_env
 from tests.upstream.implied import ASSISTANT, ask, assert_as_implied, route_and_state
 from tests.upstream.server import SITE, upstream_server

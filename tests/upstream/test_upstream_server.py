@@ -21,8 +21,8 @@ from langgraph_sdk import get_client
 
 from evoscientist_final_answer.recovery import stream_with_recovery
 from evoscientist_final_answer.recovery.client import STREAM_MODE
-from tests.proxy import Fault, FaultProxy
-from tests.servers import DevServer, new_thread
+from tests.support.proxy import Fault, FaultProxy
+from tests.support.servers import DevServer, new_thread
 from tests.upstream.env import require_upstream_env
 from tests.upstream.implied import (
     ASSISTANT,

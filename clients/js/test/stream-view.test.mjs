@@ -2,7 +2,7 @@
 // The SDK (1.9+) asks a run for the stream modes of the fields the app reads, through
 // getters; the stand-in below has the same shape: getters that note each read, as the
 // SDK's `trackStreamMode` does. The real SDK under a real server and browser:
-// tests/test_browser_recovery.py (a healthy run streams as with bare useStream).
+// tests/js/test_browser_recovery.py (a healthy run streams as with bare useStream).
 
 import assert from "node:assert/strict";
 import { test } from "node:test";

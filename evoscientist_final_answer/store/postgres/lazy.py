@@ -15,7 +15,7 @@ may. Blobs are parsed as in ``evoscientist_final_answer.store.lazy``, where libp
 the saver's own serializer hook.
 
 Anything this module does not recognise raises ``lazy.Unexpected``; the reader then
-falls back to the saver's full decode (``tests/test_lazy_decoding.py`` holds the two
+falls back to the saver's full decode (``tests/store/test_lazy_decoding.py`` holds the two
 against each other on every checkpoint of real threads).
 """
 

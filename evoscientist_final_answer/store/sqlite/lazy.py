@@ -8,7 +8,7 @@ from which checkpoint answers (``sqlite_reader``). The same chain SQL also tells
 full decode when langgraph rebuilt a history from part of it (``check_pruned``).
 
 Anything this module does not recognise raises ``lazy.Unexpected``; the reader then
-falls back to the saver's full decode (``tests/test_lazy_decoding.py`` holds the two
+falls back to the saver's full decode (``tests/store/test_lazy_decoding.py`` holds the two
 against each other on every checkpoint of real threads).
 """
 

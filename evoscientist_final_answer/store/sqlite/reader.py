@@ -8,7 +8,7 @@ following a file renamed over the path).
 This module decides which checkpoint answers (the head, with what is known of each
 checkpoint and of each head kept between polls) and wakes long-polls. Two ways to
 decode the answering checkpoint, same result (held against each other by
-``tests/test_lazy_decoding.py``):
+``tests/store/test_lazy_decoding.py``):
 
 - lazy (first): the blob is parsed without building its messages, the DeltaChannel
   history is walked, and only the newest messages that decide the answer are built,

@@ -2,7 +2,7 @@
 // app resolves it (through its package.json `exports`): from clients/js, or — with
 // EVOSCI_PAGE_NODE_MODULES set — from an app's node_modules where its tarball was
 // installed beside the SDK, as an outside user has it. With EVOSCI_SDK_DIR set (a prefix
-// where another @langchain/langgraph-sdk was installed, see tests/jstools.py), every
+// where another @langchain/langgraph-sdk was installed, see tests/support/jstools.py), every
 // import of the SDK, the package's own included, takes that one.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const pkg = resolve(here, "..", "..", "clients", "js");
+const pkg = resolve(here, "..", "..", "..", "clients", "js");
 const external = process.env.EVOSCI_PAGE_NODE_MODULES;
 const { build } = await import(
   join(external ?? join(pkg, "node_modules"), "esbuild", "lib", "main.js")

@@ -1,6 +1,6 @@
 // The chat page on @langchain/react's `useStream` (or its drop-in from
 // @evoscientist/final-answer/langchain-react): messages rendered with their tool calls,
-// as tests/browser/app.jsx renders the langgraph-sdk hook's. Query: ?api=URL
+// as tests/js/browser/app.jsx renders the langgraph-sdk hook's. Query: ?api=URL
 // &hook=recovery|bare&transport=sse|websocket&thread=ID (the thread id is kept in the
 // URL, as chat apps do, so a reload shows the run again)&assistant=GRAPH (default
 // EvoScientist). `window.chat.seen()` is what the page shows, for comparing the hooks.

@@ -27,8 +27,8 @@ from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
-from tests.seeds import AGENT_NAME, route, uuid_thread_id
-from tests.servers import listening
+from tests.support.seeds import AGENT_NAME, route, uuid_thread_id
+from tests.support.servers import listening
 
 THREAD = uuid_thread_id()
 

@@ -13,9 +13,9 @@ import uuid
 from langgraph_sdk import get_client
 
 from evoscientist_final_answer.store.api.run_owners import api_run_owners
-from tests.reliability import assert_error
-from tests.servers import DevServer
-from tests.test_reliability_auth import ALICE, ASSISTANT, BOB, final_answer, get, server
+from tests.e2e.test_reliability_auth import ALICE, ASSISTANT, BOB, final_answer, get, server
+from tests.support.reliability import assert_error
+from tests.support.servers import DevServer
 
 __all__ = ["server"]  # the module-scoped ``langgraph dev`` with auth
 

@@ -20,9 +20,9 @@ from langgraph_sdk import get_client
 from psycopg import sql
 
 from evoscientist_final_answer.http.service import READ_DEADLINE_SECONDS
-from tests.postgres import admin_uri, session_database
-from tests.reliability import assert_error
-from tests.servers import ANSI_COLOUR, DevServer, langgraph_dev
+from tests.support.postgres import admin_uri, session_database
+from tests.support.reliability import assert_error
+from tests.support.servers import ANSI_COLOUR, DevServer, langgraph_dev
 
 pytestmark = pytest.mark.e2e
 

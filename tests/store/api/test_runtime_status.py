@@ -2,7 +2,7 @@
 every read, whatever the runtime did to the table in between (a status changed in
 place, a thread deleted, the table replaced). The runtime's real ``GLOBAL_STORE`` is
 used, with rows shaped as its ``Threads``/``Runs`` ops write them; end to end, inside
-a real ``langgraph dev``, ``tests/test_run_status_e2e.py`` holds the statuses."""
+a real ``langgraph dev``, ``tests/e2e/test_run_status.py`` holds the statuses."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 never outlives the rows it came from; what it reads is only what answers.
 
 The lazy answer itself is held against the saver's full decode on every checkpoint of
-real threads by ``tests/test_lazy_decoding.py`` (both backends)."""
+real threads by ``tests/store/test_lazy_decoding.py`` (both backends)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from evoscientist_final_answer.store.errors import StoreUnavailable, ThreadNotFo
 from evoscientist_final_answer.store.postgres import history as postgres_history
 from evoscientist_final_answer.store.postgres import lazy as postgres_lazy
 from evoscientist_final_answer.store.postgres.reader import HEAD_SQL, PostgresAnswerReader
-from tests.seeds import DELTA_PREAMBLE, MessagesMode, Seeder, Store
+from tests.support.seeds import DELTA_PREAMBLE, MessagesMode, Seeder, Store
 
 pytestmark = pytest.mark.backends("postgres")
 

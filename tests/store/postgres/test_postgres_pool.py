@@ -10,7 +10,7 @@ import pytest
 from evoscientist_final_answer.store.errors import StoreUnavailable
 from evoscientist_final_answer.store.postgres import reader as postgres_reader
 from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
-from tests.seeds import Seeder, Store
+from tests.support.seeds import Seeder, Store
 
 pytestmark = pytest.mark.backends("postgres")
 

@@ -3,8 +3,8 @@ PostgreSQL store has (read-only sessions, a server that is down, a database noth
 to, migrations run by servers starting together, writes upserted in place).
 
 What every direct reader must do is held on both backends by the tests marked
-``backends("sqlite", "postgres")`` in ``test_http_final_answer.py`` and
-``test_sqlite_reader.py``.
+``backends("sqlite", "postgres")`` in ``tests/http/test_final_answer.py`` and
+``tests/store/sqlite/test_sqlite_reader.py``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader, read_only_kwargs
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
-from tests.postgres import (
+from tests.support.postgres import (
     admin_uri,
     database_exists,
     database_uri,
@@ -37,7 +37,7 @@ from tests.postgres import (
     temporary_database,
     with_user,
 )
-from tests.seeds import (
+from tests.support.seeds import (
     AGENT_NAME,
     Seeder,
     Store,
@@ -48,7 +48,7 @@ from tests.seeds import (
     serving,
     uuid_thread_id,
 )
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 pytestmark = pytest.mark.backends("postgres")
 

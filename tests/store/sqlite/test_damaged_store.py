@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.seeds import answer_client, open_seeder, route
+from tests.support.seeds import answer_client, open_seeder, route
 
 
 async def seeded_store(db_path: Path) -> list[str]:

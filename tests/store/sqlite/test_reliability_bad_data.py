@@ -1,7 +1,7 @@
 """Bad data in a real ``sessions.db``: the route answers what can be answered, and says
 clearly what cannot — never a 500, never a traceback, one log line naming the thread.
 
-Each store is written by real graphs (``tests/seeds.py``), then damaged with SQL the way
+Each store is written by real graphs (``tests/support/seeds.py``), then damaged with SQL the way
 a bad disk, a half-copied file, a pruning job or a newer langgraph would leave it, or
 written by a real, differently configured serializer.
 """
@@ -25,7 +25,7 @@ from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store import lazy
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
-from tests.reliability import (
+from tests.support.reliability import (
     assert_error,
     assert_one_line_naming,
     chain,
@@ -35,7 +35,7 @@ from tests.reliability import (
     update_head,
     writer,
 )
-from tests.seeds import (
+from tests.support.seeds import (
     AGENT_NAME,
     DELTA_PREAMBLE,
     REASONING_CASES,

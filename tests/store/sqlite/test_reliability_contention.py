@@ -23,8 +23,8 @@ import pytest
 
 from evoscientist_final_answer.http.service import READ_DEADLINE_SECONDS
 from evoscientist_final_answer.store.sqlite.reader import BUSY_TIMEOUT_SECONDS
-from tests.reliability import assert_error, problem_lines, writer
-from tests.seeds import SeededThread, answer_client, expected_answer, open_seeder, route
+from tests.support.reliability import assert_error, problem_lines, writer
+from tests.support.seeds import SeededThread, answer_client, expected_answer, open_seeder, route
 
 HOLD_SECONDS = 2.0
 # A request may take its reader's busy wait, once per statement that meets the lock,

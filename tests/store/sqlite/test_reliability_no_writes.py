@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 
 from evoscientist_final_answer.http.openapi import OPENAPI_PATH
-from tests.reliability import assert_error_shape, store_files, table_rows
-from tests.seeds import answer_client, hex8_thread_id, open_seeder, route, uuid_thread_id
+from tests.support.reliability import assert_error_shape, store_files, table_rows
+from tests.support.seeds import answer_client, hex8_thread_id, open_seeder, route, uuid_thread_id
 
 REQUESTS = 2_000
 CONCURRENCY = 8

@@ -12,7 +12,7 @@ from langchain_core.messages import HumanMessage
 from evoscientist_final_answer.answer.result import FinalAnswer
 from evoscientist_final_answer.store.sqlite.lazy import KEPT_SNAPSHOTS
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
-from tests.seeds import AGENT_NAME, DELTA_PREAMBLE, Seeder
+from tests.support.seeds import AGENT_NAME, DELTA_PREAMBLE, Seeder
 
 pytestmark = pytest.mark.backends("sqlite")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evoscientist_final_answer.store.sqlite import reader as sqlite_reader
-from tests.seeds import Seeder
+from tests.support.seeds import Seeder
 
 QUERIES = {
     "HEAD_IDS_SQL": sqlite_reader.HEAD_IDS_SQL,

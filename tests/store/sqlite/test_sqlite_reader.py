@@ -24,7 +24,7 @@ from langchain_core.messages import HumanMessage
 from evoscientist_final_answer.answer.status import RunStatus
 from evoscientist_final_answer.store.errors import StoreUnavailable, ThreadNotFound
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
-from tests.seeds import (
+from tests.support.seeds import (
     AGENT_NAME,
     OTHER_AGENT,
     SeededThread,

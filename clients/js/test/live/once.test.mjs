@@ -1,7 +1,7 @@
 // Exactly-once submits against a real `langgraph dev`: the JS SDK `Client` (as
 // useStreamWithRecovery builds it, `callerOptions.fetch` = exactlyOnceFetch) and
 // streamWithRecovery, each submit cut before its response at several timings by a proxy.
-// Run by tests/test_js_live.py, which sets:
+// Run by tests/js/test_live.py, which sets:
 //   EVOSCI_DIRECT_URL    a real `langgraph dev`
 //   EVOSCI_ONCE_PROXIES  JSON {"<timing> / <client>": {url, delayMs}}: a proxy breaking
 //                        the first submit through it (client: sdk | bare-sdk | stream)

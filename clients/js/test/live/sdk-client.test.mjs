@@ -1,6 +1,6 @@
 // The official JS SDK `Client` (@langchain/langgraph-sdk, pinned) streaming through the
 // fault proxies, with `settleFinalAnswer` as the layer beneath it — the flow
-// useStreamWithRecovery runs in a browser, here in node. Run by tests/test_js_live.py:
+// useStreamWithRecovery runs in a browser, here in node. Run by tests/js/test_live.py:
 //   EVOSCI_DIRECT_URL      a real `langgraph dev` with the final-answer route
 //   EVOSCI_SDK_PROXIES     JSON {fault name: {url, turns}}: a proxy breaking that fault
 //   EVOSCI_RESTART_URL     (restart test) a server the harness restarts mid-run, once

@@ -1,6 +1,6 @@
 // `node --import ./test/live/sdk-dir.mjs`: with EVOSCI_SDK_DIR set (a prefix where
 // another @langchain/langgraph-sdk was installed with `npm install --no-save`, see
-// tests/jstools.py), every import of the SDK resolves to that one, so the live tests run
+// tests/support/jstools.py), every import of the SDK resolves to that one, so the live tests run
 // on each SDK of the matrix while the lockfile stays on its own.
 import { register } from "node:module";
 

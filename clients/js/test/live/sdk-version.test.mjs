@@ -1,4 +1,4 @@
-// Which @langchain/langgraph-sdk the live tests import: tests/test_js_live.py runs them
+// Which @langchain/langgraph-sdk the live tests import: tests/js/test_live.py runs them
 // on each SDK of its matrix and checks, through this test, that the matrix is real.
 //   EVOSCI_SDK_VERSION  the version the harness selected (unset: nothing to check)
 import assert from "node:assert/strict";

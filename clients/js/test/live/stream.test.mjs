@@ -1,5 +1,5 @@
 // streamWithRecovery against a real `langgraph dev` behind fault-injecting proxies; run by
-// tests/test_js_live.py, which sets:
+// tests/js/test_live.py, which sets:
 //   EVOSCI_DIRECT_URL        a real `langgraph dev` with the final-answer route
 //   EVOSCI_FAULT_PROXIES     JSON {fault name: proxy base URL}; each proxy breaks only the
 //                            first run stream through it, later connections pass through

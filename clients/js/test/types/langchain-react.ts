@@ -1,4 +1,4 @@
-// Compiled by `tsc --noEmit` (tests/test_js_package.py): the @langchain/react binding's
+// Compiled by `tsc --noEmit` (tests/js/test_package.py): the @langchain/react binding's
 // declarations as an app uses them.
 import { useMessages, useValues } from "@langchain/react";
 import type { BaseMessage } from "@langchain/core/messages";

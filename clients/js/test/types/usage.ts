@@ -1,4 +1,4 @@
-// Compiled by `tsc --noEmit` (tests/test_js_package.py): the declarations as an app uses
+// Compiled by `tsc --noEmit` (tests/js/test_package.py): the declarations as an app uses
 // them. A wrong type here, or in types/, fails the test.
 import {
   exactlyOnceFetch,
