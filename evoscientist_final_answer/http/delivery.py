@@ -2,13 +2,14 @@
 
 A thousand requests held on one thread all wake when its poll publishes the final
 answer. Left to themselves, each resumes its own task and needs several scheduling
-rounds to build and send its response, so the event loop moves them forward in
-lockstep and the first leaves about when the last does. A request that entered through
-the front door (``front_door``) can instead be *parked*: it hands the poll a way to
-send its response, and the poll, on publishing an answer the request accepts, sends
-every such response itself, one after another, before any other task runs (a send
-through the front door is a non-suspending write to the socket). One answer is
-rendered once for all the requests that asked for the same representation.
+rounds to build and send its response, then the host's cleanup after it, so the event
+loop moves them forward in lockstep and the first leaves about when the last does. A
+request that the route can answer from elsewhere (``held_response``: through the front
+door, or through the ``send`` its host gave the route) is *parked* instead: it hands
+the poll its ``HeldResponse``, and the poll, on publishing an answer the request
+accepts, sends every such response itself, all at once, before any request's own task
+runs again. One answer is rendered once for all the requests that asked for the same
+representation.
 
 A parked request that its poll did not answer (its wait ran out, or the outcome is an
 error) leaves the parking and answers for itself, as every request did before.
@@ -39,7 +40,8 @@ class Parked:
 
     accepts: Callable[[FinalAnswer], bool]
     respond: Respond
-    answered: FinalAnswer | None = None  # set once the poll has sent its response
+    # Set once the poll takes it on; ``woken`` once its response is out.
+    answered: FinalAnswer | None = None
     woken: asyncio.Future[None] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -75,18 +77,30 @@ class Parking:
         return True
 
     async def deliver(self, answer: FinalAnswer) -> int:
-        """Send the response of every parked request that accepts ``answer``."""
+        """Send the response of every parked request that accepts ``answer``.
+
+        All at once: through a host's middleware a send waits on other tasks (a
+        ``BaseHTTPMiddleware`` hands each message to a task of its own), and a
+        thousand of them sent one after another would each wait out the event loop's
+        rounds alone. The requests' tasks are woken after the whole pass: each then
+        ends its response and runs what follows it (the host's logs and cleanup),
+        which would otherwise run between the sends."""
         accepted = [parked for parked in self._parked if parked.accepts(answer)]
+        for parked in accepted:
+            del self._parked[parked]
+            parked.answered = answer
         rendered: dict[Hashable, Any] = {}
-        with collector_paused():  # no collection midway through the wave
+        try:
+            with collector_paused():  # no collection midway through the wave
+                await asyncio.gather(*(_respond(parked, answer, rendered) for parked in accepted))
+        finally:
             for parked in accepted:
-                if parked not in self._parked:
-                    continue  # left while an earlier send waited on its socket
-                del self._parked[parked]
-                parked.answered = answer
                 parked.wake()
-                try:
-                    await parked.respond(answer, rendered)
-                except Exception as exc:  # one client's broken socket is not the others'
-                    logger.debug("a parked response could not be sent: %r", exc)
         return len(accepted)
+
+
+async def _respond(parked: Parked, answer: FinalAnswer, rendered: dict[Hashable, Any]) -> None:
+    try:
+        await parked.respond(answer, rendered)
+    except Exception as exc:  # one client's broken socket is not the others'
+        logger.debug("a parked response could not be sent: %r", exc)

@@ -10,6 +10,7 @@ from urllib.parse import quote
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from evoscientist_final_answer.answer.result import FinalAnswer
+from evoscientist_final_answer.http.params import FinalAnswerQuery
 from evoscientist_final_answer.store.lru import LruCache
 
 NO_STORE = {"Cache-Control": "no-store"}
@@ -116,3 +117,16 @@ def text_answer(answer: FinalAnswer, etag: str) -> Response:
         if value:
             headers[name] = header_safe(value)
     return PlainTextResponse(answer.content, headers=headers)
+
+
+def answer_response(
+    answer: FinalAnswer, query: FinalAnswerQuery, representation: str, if_none_match: str | None
+) -> Response:
+    """The answer as ``query`` asked for it: JSON or text, or 304 when the client's ETag
+    still matches."""
+    etag = answer_etag(answer, representation)
+    if etag_matches(if_none_match, etag):
+        return not_modified(etag)
+    if query.format == "text":
+        return text_answer(answer, etag)
+    return json_answer(answer, etag, include_reasoning=query.include_reasoning)

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Awaitable, Hashable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -23,21 +23,17 @@ from starlette.convertors import Convertor
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
-from evoscientist_final_answer.answer.result import FinalAnswer
-from evoscientist_final_answer.http.delivery import Respond
-from evoscientist_final_answer.http.front_door import FRONT_DOOR_SEND, DirectSend
+from evoscientist_final_answer.http.held_response import ROUTE_SEND, HeldResponse
 from evoscientist_final_answer.http.loop_services import LoopServices, ServiceFactory
 from evoscientist_final_answer.http.openapi import OPENAPI_PATH, openapi_document
-from evoscientist_final_answer.http.params import FinalAnswerQuery, InvalidRequest, parse_query
+from evoscientist_final_answer.http.params import InvalidRequest, parse_query
 from evoscientist_final_answer.http.responses import (
     answer_etag,
+    answer_response,
     error_response,
     etag_matches,
-    json_answer,
-    not_modified,
-    text_answer,
 )
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.api.reader import inside_langgraph_server
@@ -130,13 +126,21 @@ async def _disconnected(receive: Receive) -> None:
         return
 
 
-async def until_client_gone(request: Request, work: Awaitable[Any]) -> Any:
+async def until_client_gone(
+    request: Request, work: Awaitable[Any], answered: Callable[[], bool] = lambda: False
+) -> Any:
     """``work``'s result, or ``ClientGone`` as soon as the client disconnects: a held
-    request then stops at once (no further reads) instead of at the end of its wait."""
+    request then stops at once (no further reads) instead of at the end of its wait.
+
+    ``answered()``: the request's poll has taken on its response (``held_response``).
+    The end of that response ends a pending receive too; the work then runs to its end,
+    uncancelled, while the poll sends the other requests' responses."""
     task = asyncio.ensure_future(work)
     gone = asyncio.ensure_future(_disconnected(request.receive))
     try:
         await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)
+        if not task.done() and answered():
+            await task
     finally:
         gone.cancel()
         if not task.done():
@@ -166,30 +170,11 @@ async def get_final_answer(request: Request, service: FinalAnswerService) -> Res
     representation = f"{query.format}{'+reasoning' if query.include_reasoning else ''}"
     if_none_match = request.headers.get("if-none-match")
     user_id = authenticated_user_id(request)
-    sent = False
-    respond: Respond | None = None
-    direct: DirectSend | None = request.scope.get(FRONT_DOOR_SEND)
-    if query.wait and direct is not None:
-
-        async def respond(answer: FinalAnswer, rendered: dict[Hashable, Any]) -> None:
-            # The messages of one response, CORS headers included, made once for all
-            # the requests that share its representation, validator and origin: each
-            # further request costs only the writes to its socket.
-            nonlocal sent
-            sent = True
-            key = (representation, if_none_match, request.headers.get("origin"))
-            messages = rendered.get(key)
-            if messages is None:
-                messages = rendered[key] = []
-
-                async def record(message: Message) -> None:
-                    messages.append(message)
-
-                response = answer_response(answer, query, representation, if_none_match)
-                with_cors = direct.with_cors(request.scope, record)
-                await response(request.scope, request.receive, with_cors)
-            for message in messages:
-                await direct.send(message)
+    held = (
+        HeldResponse.for_request(request, query, representation, if_none_match)
+        if query.wait
+        else None
+    )
 
     try:
         async with auth_context(request):
@@ -205,10 +190,12 @@ async def get_final_answer(request: Request, service: FinalAnswerService) -> Res
                             and not etag_matches(if_none_match, answer_etag(a, representation))
                         ),
                         user_id=user_id,
-                        respond=respond,
+                        respond=held,
                     ),
+                    answered=lambda: held is not None and held.sent,
                 )
-                if sent:
+                if held is not None and held.sent:
+                    await held.complete()
                     return ALREADY_SENT
             else:
                 answer = await service.read(query.thread_id, query.run_id, user_id=user_id)
@@ -224,6 +211,8 @@ async def get_final_answer(request: Request, service: FinalAnswerService) -> Res
             retryable=False,
         )
     except ClientGone:
+        if held is not None and held.sent:
+            return ALREADY_SENT  # gone after the poll sent its response
         # Nobody reads this; a status of its own keeps access logs truthful.
         return Response(status_code=CLIENT_GONE_STATUS)
     except StoreDamaged as exc:
@@ -255,17 +244,6 @@ async def get_final_answer(request: Request, service: FinalAnswerService) -> Res
     return answer_response(answer, query, representation, if_none_match)
 
 
-def answer_response(
-    answer: FinalAnswer, query: FinalAnswerQuery, representation: str, if_none_match: str | None
-) -> Response:
-    etag = answer_etag(answer, representation)
-    if etag_matches(if_none_match, etag):
-        return not_modified(etag)
-    if query.format == "text":
-        return text_answer(answer, etag)
-    return json_answer(answer, etag, include_reasoning=query.include_reasoning)
-
-
 class AlreadySent(Response):
     """What the route returns for a request its poll has answered (``delivery``)."""
 
@@ -292,6 +270,15 @@ class FinalAnswerRoute(Route):
         )
         self.path_regex = FINAL_ANSWER_REGEX
         self.param_convertors = {"thread_id": AnyTextConvertor()}
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # The way out the host gave this request, for its poll to answer it (``held_response``).
+        scope[ROUTE_SEND] = send
+        try:
+            await super().handle(scope, receive, send)
+        finally:
+            # The scope outlives the request in the server's cycle: no reference cycle.
+            scope.pop(ROUTE_SEND, None)
 
     async def serve(self, request: Request) -> Response:
         return await get_final_answer(request, await self.services.get())

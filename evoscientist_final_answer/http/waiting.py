@@ -174,7 +174,8 @@ class LongPolls:
             judged: object = None
             while True:
                 if parked is not None and parked.answered is not None:
-                    return parked.answered  # the poll sent the response
+                    await parked.woken  # the poll is sending the response
+                    return parked.answered
                 outcome = poll.outcome
                 if outcome is not None and outcome is not judged:
                     if isinstance(outcome, BaseException):
