@@ -223,6 +223,7 @@ async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int)
             right=right,
             wrong=wrong,  # complete, with another answer
             unfinished=unfinished,  # not complete when the wait ran out (or an error)
+            repolls=sum(result.get("repolls", 0) for result in results),
             wakes=wakes,
             commit_lags=[
                 done[run["thread_id"]] - at for run, at in zip(runs, completed, strict=True)
@@ -242,7 +243,8 @@ def summary(alone: list[dict[str, Any]], crowded: list[dict[str, Any]]) -> dict[
         "wall": statistics.median(m["wall"] for m in crowded),
         "repeats": len(crowded),
         **{
-            key: sum(m[key] for m in crowded) for key in ("answers", "right", "wrong", "unfinished")
+            key: sum(m.get(key, 0) for m in crowded)
+            for key in ("answers", "right", "wrong", "unfinished", "repolls")
         },
         "wake_p50": percentile(wakes, 0.5) if wakes else float("nan"),
         "wake_p99": percentile(wakes, 0.99) if wakes else float("nan"),

@@ -132,24 +132,32 @@ async def until_client_gone(
     """``work``'s result, or ``ClientGone`` as soon as the client disconnects: a held
     request then stops at once (no further reads) instead of at the end of its wait.
 
+    ``work`` runs in this task; one more task waits for the disconnect and cancels it.
     ``answered()``: the request's poll has taken on its response (``held_response``).
     The end of that response ends a pending receive too; the work then runs to its end,
     uncancelled, while the poll sends the other requests' responses."""
-    task = asyncio.ensure_future(work)
+    current = asyncio.current_task()
+    assert current is not None
+    left = finished = False
+
+    def on_disconnect(_: asyncio.Future[None]) -> None:
+        # Scheduled when ``gone`` ended, it may run after the work has: then it is late.
+        nonlocal left
+        if not finished and not answered():
+            left = True
+            current.cancel()
+
     gone = asyncio.ensure_future(_disconnected(request.receive))
+    gone.add_done_callback(on_disconnect)
     try:
-        await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)
-        if not task.done() and answered():
-            await task
+        return await work
+    except asyncio.CancelledError:
+        if left and current.uncancel() == 0:
+            raise ClientGone from None
+        raise
     finally:
+        finished = True
         gone.cancel()
-        if not task.done():
-            task.cancel()
-    if not task.done():
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        raise ClientGone
-    return task.result()
 
 
 async def get_final_answer(request: Request, service: FinalAnswerService) -> Response:
