@@ -20,8 +20,8 @@ from contextlib import asynccontextmanager
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
-from evoscientist_final_answer.http.collector import tune_collector
-from evoscientist_final_answer.http.front_door import FrontDoor
+from evoscientist_final_answer.http.longpoll.collector import tune_collector
+from evoscientist_final_answer.http.longpoll.front_door import FrontDoor
 from evoscientist_final_answer.http.loop_services import ServiceFactory
 from evoscientist_final_answer.http.routes import FinalAnswerRoute, final_answer_routes
 from evoscientist_final_answer.http.startup import SettingsCheck
@@ -41,7 +41,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        if inside_langgraph_server():  # the server has started: see collector.py
+        if inside_langgraph_server():  # the server has started: see longpoll/collector.py
             frozen = tune_collector()
             logger.debug("collector tuned; %d objects of the started heap frozen", frozen)
         yield

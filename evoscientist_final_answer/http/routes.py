@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
-from evoscientist_final_answer.http.held_response import ROUTE_SEND, HeldResponse
+from evoscientist_final_answer.http.longpoll.held_response import ROUTE_SEND, HeldResponse
 from evoscientist_final_answer.http.loop_services import LoopServices, ServiceFactory
 from evoscientist_final_answer.http.openapi import OPENAPI_PATH, openapi_document
 from evoscientist_final_answer.http.params import InvalidRequest, parse_query

@@ -21,8 +21,8 @@ from evoscientist_final_answer.answer.result import (
 )
 from evoscientist_final_answer.answer.run_liveness import ServerRuns, Writer, judge
 from evoscientist_final_answer.answer.status import RunState, RunStatus
-from evoscientist_final_answer.http.delivery import Respond
-from evoscientist_final_answer.http.waiting import LongPolls
+from evoscientist_final_answer.http.longpoll.delivery import Respond
+from evoscientist_final_answer.http.longpoll.waiting import LongPolls
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader, inside_langgraph_server
 from evoscientist_final_answer.store.api.run_owners import api_run_owners, runtime_run_owners
 from evoscientist_final_answer.store.api.runtime_status import (
@@ -311,8 +311,8 @@ class FinalAnswerService:
         respond: Respond | None = None,
     ) -> FinalAnswer:
         """Hold until the run is complete, ``changed(answer)`` holds, or time is up
-        (``evoscientist_final_answer.http.waiting``: one shared poll per thread; ``respond``:
-        ``evoscientist_final_answer.http.delivery``)."""
+        (``longpoll.waiting``: one shared poll per thread; ``respond``:
+        ``longpoll.delivery``)."""
         return await self.long_polls.wait(
             thread_id, run_id, seconds, changed, user_id=user_id, respond=respond
         )

@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.responses import header_safe
 from evoscientist_final_answer.http.service import FinalAnswerService
-from tests.http.test_waiting import reached
+from tests.http.longpoll.test_waiting import reached
 from tests.support.seeds import Seeder, answer, gated, node_graph, route
 from tests.support.servers import listening
 

@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from evoscientist_final_answer import final_answer_routes
 from evoscientist_final_answer.http.openapi import OPENAPI_PATH
 from evoscientist_final_answer.http.service import FinalAnswerService
-from tests.http.test_waiting import count_calls, three_step_run, until
+from tests.http.longpoll.test_waiting import count_calls, three_step_run, until
 from tests.support.seeds import Seeder, route
 from tests.support.servers import REPO, listening
 

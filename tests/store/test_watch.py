@@ -14,7 +14,7 @@ import pytest
 
 from evoscientist_final_answer.store.base import CheckpointAnswerReader
 from evoscientist_final_answer.store.watch import UNSEEN, ThreadWatch
-from tests.http.test_waiting import reached, three_step_run, until
+from tests.http.longpoll.test_waiting import reached, three_step_run, until
 from tests.support.seeds import Seeder
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")

@@ -1,4 +1,4 @@
-"""The cap on held long-polls (``evoscientist_final_answer/http/held.py``, issue 20 §5).
+"""The cap on held long-polls (``evoscientist_final_answer/http/longpoll/held.py``, issue 20 §5).
 
 In-process with a cap of two set by the environment, and a real ``langgraph dev``
 started with a low open-file limit: more polls than the server has descriptors for
@@ -22,7 +22,7 @@ from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer import settings
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
-from tests.http.test_waiting import three_step_run, until
+from tests.http.longpoll.test_waiting import three_step_run, until
 from tests.support.seeds import Seeder, route, serving
 from tests.support.servers import langgraph_dev
 

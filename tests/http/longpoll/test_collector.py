@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evoscientist_final_answer.http.collector import (
+from evoscientist_final_answer.http.longpoll.collector import (
     SERVER_THRESHOLDS,
     collector_paused,
     tune_collector,

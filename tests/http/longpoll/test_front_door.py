@@ -24,9 +24,9 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.gzip import GZipMiddleware
 
 from evoscientist_final_answer.http.app import create_app
-from evoscientist_final_answer.http.front_door import DirectSend
+from evoscientist_final_answer.http.longpoll.front_door import DirectSend
 from evoscientist_final_answer.http.service import FinalAnswerService
-from tests.http.test_waiting import parked_waiters, three_step_run, until
+from tests.http.longpoll.test_waiting import parked_waiters, three_step_run, until
 from tests.support.seeds import Seeder, route
 from tests.support.servers import listening
 

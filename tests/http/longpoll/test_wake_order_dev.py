@@ -53,7 +53,7 @@ def server(
 
 def parked_requests(run_id: str) -> list[dict[str, Any]]:
     """Every kind that holds until the run ends (one with ``If-None-Match`` answers the
-    run's next step: ``tests/http/test_wake_order.py`` holds those on a gated run)."""
+    run's next step: ``tests/http/longpoll/test_wake_order.py`` holds those on a gated run)."""
     return [
         {"params": {"wait": WAIT}},
         {"params": {"wait": WAIT, "format": "text"}},

@@ -29,9 +29,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evoscientist_final_answer import final_answer_routes
-from evoscientist_final_answer.http import held_response
+from evoscientist_final_answer.http.longpoll import held_response
 from evoscientist_final_answer.http.service import FinalAnswerService
-from tests.http.test_waiting import parked_waiters, three_step_run, until
+from tests.http.longpoll.test_waiting import parked_waiters, three_step_run, until
 from tests.support.seeds import Seeder, route
 from tests.support.servers import listening
 

@@ -20,7 +20,7 @@ from uuid import UUID
 import pytest
 from langgraph_runtime_inmem.database import GLOBAL_STORE
 
-from evoscientist_final_answer.http import waiting
+from evoscientist_final_answer.http.longpoll import waiting
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader
 from tests.support.seeds import Seeder

@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.types import Message, Send
 
 from evoscientist_final_answer.answer.result import FinalAnswer
-from evoscientist_final_answer.http.front_door import FRONT_DOOR_SEND, DirectSend
+from evoscientist_final_answer.http.longpoll.front_door import FRONT_DOOR_SEND, DirectSend
 from evoscientist_final_answer.http.params import FinalAnswerQuery
 from evoscientist_final_answer.http.responses import answer_response
 

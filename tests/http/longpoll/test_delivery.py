@@ -14,10 +14,10 @@ import pytest
 
 from evoscientist_final_answer.answer.result import FinalAnswer
 from evoscientist_final_answer.answer.status import RunStatus
-from evoscientist_final_answer.http.delivery import Parked, Parking
+from evoscientist_final_answer.http.longpoll.delivery import Parked, Parking
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.store.errors import StoreUnavailable
-from tests.http.test_waiting import parked_waiters, three_step_run, until
+from tests.http.longpoll.test_waiting import parked_waiters, three_step_run, until
 from tests.support.seeds import Seeder
 
 pytestmark = pytest.mark.backends("sqlite")

@@ -20,7 +20,7 @@ import pytest
 
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
-from tests.http.test_waiting import three_step_run, until
+from tests.http.longpoll.test_waiting import three_step_run, until
 from tests.store.test_watch import held_checks
 from tests.support.seeds import Seeder, route, serving
 

@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Protocol
 
 from evoscientist_final_answer.answer.result import FinalAnswer
-from evoscientist_final_answer.http.delivery import Parked, Parking, Respond
-from evoscientist_final_answer.http.held import HeldRequests
+from evoscientist_final_answer.http.longpoll.delivery import Parked, Parking, Respond
+from evoscientist_final_answer.http.longpoll.held import HeldRequests
 from evoscientist_final_answer.store.api.reader import (
     ApiAnswerReader,
     api_thread_id,
