@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 from langgraph_sdk import get_client
 
+from bench import host_floor
 from bench.asgi import route
 from bench.commit_clock import CommitClock
 from bench.held_polls import LoadGen
@@ -46,6 +47,7 @@ SERVER_ARGS = ("--n-jobs-per-worker", "10")
 # moved into its package; the demo's route-only adoption (``final_answer_routes()``
 # alone, as upstream takes it) answers every poll too, but has neither.
 SERVER_APP = "evoscientist_final_answer.http.app:app"
+DEMO_APP = "EvoScientist.langgraph_dev.http:app"
 # Waiters on 100 threads hold their longest allowed wait: the last of 100 runs, ten at
 # a time, may end past 30 s on a loaded machine (a WebUI would simply poll again).
 WAIT = 60
@@ -62,6 +64,10 @@ class CrowdReport:
     scenarios: dict[str, dict[str, Any]] = field(default_factory=dict)
     idle: dict[str, float] = field(default_factory=dict)
     load_avg: str = ""
+    # A host's own app with only ``final_answer_routes()`` (no front door, lifespan or
+    # collector of ours), and the host's floor (``host_floor``) in the same server.
+    route_only: dict[str, dict[str, Any]] = field(default_factory=dict)
+    route_only_app: str = ""
 
 
 # ---------------------------------------------------------------- runs
@@ -148,10 +154,12 @@ async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int)
     on 100 threads that have checkpoints, by ``run_id``), ``fresh`` (10 per thread on 100
     threads with no checkpoint yet, held before their runs are created), ``mixed`` (as
     ``one``, and a client that joins the run and reads the route the moment the join
-    returns: the read that first sees the end must not take the waiters' wake)."""
+    returns: the read that first sees the end must not take the waiters' wake),
+    ``floor`` (as ``one``, but the thousand hold ``bench/host_floor.py``'s do-nothing
+    route, released once the run has ended: their wake counts from the release)."""
     sdk = get_client(url=server.url, api_key=None, timeout=120)
     async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
-        count = 1 if kind in ("one", "mixed") else THREADS
+        count = 1 if kind in ("one", "mixed", "floor") else THREADS
         threads = [
             (await sdk.threads.create(graph_id=ASSISTANT))["thread_id"] for _ in range(count)
         ]
@@ -170,10 +178,11 @@ async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int)
         clock = CommitClock(server.sessions_db, threads)
         await clock.start()
         runs = await start_runs(sdk, threads, first)
-        if with_waiters and kind in ("one", "mixed"):
+        if with_waiters and kind in ("one", "mixed", "floor"):
             while (await http.get(route(threads[0]))).json()["status"] != "running":
                 await asyncio.sleep(0.02)  # its first checkpoint is written
-            paths = [f"{route(threads[0])}?wait=30"] * WAITERS
+            held = host_floor.HOLD_PATH if kind == "floor" else route(threads[0])
+            paths = [f"{held}?wait=30"] * WAITERS
             loadgen = await LoadGen.hold(server.port, paths)
         elif with_waiters and kind == "spread":
             paths = [
@@ -190,6 +199,9 @@ async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int)
             read = await joiner
             assert read["complete"] and read["content"] == expected(first), read
         await clock.stop()
+        released = time.time()
+        if kind == "floor" and loadgen is not None:
+            await http.post(host_floor.RELEASE_PATH)
         results = await loadgen.results() if loadgen is not None else []
     await sdk.aclose()
     # From the first checkpoint of any run (the server began executing) to the last
@@ -201,7 +213,17 @@ async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int)
         for run, at, checkpoint in zip(runs, completed, checkpoints, strict=True)
     )
     measured: dict[str, Any] = {"wall": ended - started, "lags": lags}
-    if results:
+    if results and kind == "floor":
+        answered = [r for r in results if r["status"] == 200]
+        measured.update(
+            answers=len(results),
+            right=len(answered),
+            wrong=0,
+            unfinished=len(results) - len(answered),
+            wakes=[r["received"] - released for r in answered],
+            commit_lags=[0.0 for _ in runs],
+        )
+    elif results:
         index = {run["thread_id"]: i for i, run in enumerate(runs)}
         # From the final checkpoint's commit (its ``ts`` when the clock missed it).
         done = {
@@ -332,6 +354,27 @@ async def idle_and_abort(server: DevServer, report: CrowdReport) -> None:
     }
 
 
+# The route-only scenarios, each beside the host's floor: what the host's middleware
+# costs a held request that does nothing, in the same server.
+ROUTE_ONLY_REPEATS = {"one": 5, "mixed": 3, "floor": 5}
+HOST_FLOOR_APP = f"{Path(host_floor.__file__).resolve()}:app"
+
+
+async def route_only_scenarios(report: CrowdReport, server: DevServer, first: int) -> None:
+    """In a server whose ``http.app`` is ``host_floor`` around a host app that took
+    only ``final_answer_routes()``."""
+    await scenario(server, "one", False, first)  # warms the server up
+    first += THREADS
+    for kind, repeats in ROUTE_ONLY_REPEATS.items():
+        alone, crowded = [], []
+        for _ in range(repeats):
+            alone.append(await scenario(server, kind, False, first))
+            crowded.append(await scenario(server, kind, True, first + THREADS))
+            first += 2 * THREADS
+        report.route_only[kind] = summary(alone, crowded)
+        print(f"  route only, {kind}: {report.route_only[kind]}", flush=True)
+
+
 async def crowd(report: CrowdReport, work: Path) -> None:
     raise_fd_limit()  # the server inherits it: 1,000 connections need 1,000 fds
     env = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": TOKEN_DELAY}
@@ -355,4 +398,14 @@ async def crowd(report: CrowdReport, work: Path) -> None:
             print(f"  {kind}: walls alone/crowded {walls}: {report.scenarios[kind]}", flush=True)
         await idle_and_abort(server, report)
         print(f"  idle: {report.idle}", flush=True)
+    # The demo's own ``http.app`` adopts the route as upstream does (route only).
+    report.route_only_app = DEMO_APP
+    with langgraph_dev(
+        work / "crowd-route-only",
+        work / "crowd-route-only-data",
+        env={**env, "BENCH_HOST_APP": DEMO_APP},
+        args=SERVER_ARGS,
+        app=HOST_FLOOR_APP,
+    ) as server:
+        await route_only_scenarios(report, server, first)
     report.load_avg = " ".join(Path("/proc/loadavg").read_text().split()[:3])

@@ -128,6 +128,7 @@ def crowd_targets(report: Any) -> list[tuple[str, str, bool]]:
                 measured["wake_p99"] <= 0.1,
             )
         )
+    rows += route_only_targets(crowd)
     idle = crowd.idle
     if idle:
         cost = idle["held cpu"] - idle["baseline cpu"]
@@ -151,6 +152,77 @@ def crowd_targets(report: Any) -> list[tuple[str, str, bool]]:
             ),
         ]
     return rows
+
+
+# Route only: the run's wall with a thousand held polls may exceed the host's floor (a
+# do-nothing held request in the same server) by this many points at most.
+ROUTE_ONLY_WALL_POINTS = 0.10
+
+
+def route_only_targets(crowd: Any) -> list[tuple[str, str, bool]]:
+    """A host app with only ``final_answer_routes()``: the one-thread crowds against the
+    same wake targets, and the run's wall against the host's own floor."""
+    floor = crowd.route_only.get("floor")
+    rows: list[tuple[str, str, bool]] = []
+    for kind in ("one", "mixed"):
+        measured = crowd.route_only.get(kind)
+        if not measured:
+            continue
+        title = f"route only ({crowd.route_only_app}): {CROWD_KINDS[kind]}"
+        rows.append(
+            (
+                f"{title}: every answer the final answer",
+                f"{measured['right']} of {measured['answers']}",
+                measured["right"] == measured["answers"] == 1_000 * measured["repeats"],
+            )
+        )
+        rows.append(
+            (
+                f"{title}: wake after the final commit p99 ≤ 100 ms",
+                f"p50 {ms(measured['wake_p50'])}, p99 {ms(measured['wake_p99'])}",
+                measured["wake_p99"] <= 0.1,
+            )
+        )
+        if floor:
+            drift = measured["wall"] / measured["wall alone"] - 1
+            floor_drift = floor["wall"] / floor["wall alone"] - 1
+            rows.append(
+                (
+                    f"{title}: run wall time within 10 points of the host's floor (a "
+                    "thousand do-nothing held requests in the same server)",
+                    f"{measured['wall alone']:.2f} s → {measured['wall']:.2f} s "
+                    f"({drift * 100:+.1f} %); floor {floor['wall alone']:.2f} s → "
+                    f"{floor['wall']:.2f} s ({floor_drift * 100:+.1f} %)",
+                    drift - floor_drift <= ROUTE_ONLY_WALL_POINTS,
+                )
+            )
+    return rows
+
+
+def route_only_section(crowd: Any) -> list[str]:
+    if not crowd.route_only:
+        return []
+    lines = [
+        "",
+        f"A host app that takes only `final_answer_routes()` (`{crowd.route_only_app}`, as "
+        "upstream adopts the route: no front door, lifespan or collector settings of ours; "
+        "every response passes the host's own middleware), served as `http.app` through "
+        "`bench/host_floor.py`, which adds the host's floor: a thousand held requests that "
+        "read, render and share nothing, released by one request once the run has ended "
+        "(their wake counts from that request).",
+        "",
+        "| scenario | run wall, alone | with waiters | right answers | wake p50 | wake p99 |",
+        "|---|---|---|---|---|---|",
+    ]
+    titles = {**CROWD_KINDS, "floor": "the host's floor: 1,000 do-nothing held requests"}
+    for kind in ("one", "mixed", "floor"):
+        m = crowd.route_only.get(kind)
+        if m:
+            lines.append(
+                f"| {titles[kind]} | {m['wall alone']:.2f} s | {m['wall']:.2f} s | "
+                f"{m['right']} / {m['answers']} | {ms(m['wake_p50'])} | {ms(m['wake_p99'])} |"
+            )
+    return lines
 
 
 def crowd_section(report: Any) -> list[str]:
@@ -215,6 +287,7 @@ def crowd_section(report: Any) -> list[str]:
             f"{idle['back to idle'] * 1000:.0f} ms; {idle['fds before']} file descriptors "
             f"before the waiters, {idle['fds after']} after.",
         ]
+    lines += route_only_section(crowd)
     lines.append("")
     return lines
 
