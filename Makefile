@@ -74,10 +74,13 @@ layer-table: $(STAMP)
 webui-browser-table: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP)
 	EVOSCIENTIST_BROWSER_TABLE=docs/webui-browser-table.md $(BIN)/python -m pytest -q tests/js/test_browser_recovery.py -k measure
 
-# Timings, not tests: medians side by side, written to docs/benchmarks.md (~10 min).
-bench: $(STAMP)
+# Timings, not tests: medians side by side, written to docs/benchmarks.md and
+# docs/benchmarks-upstream.md (~20 min).
+# Then the crowd inside upstream EvoScientist 0.3.8's own server (bench-upstream).
+bench: $(STAMP) upstream-env
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,bench]"
 	$(BIN)/python -m bench
+	$(BIN)/python -m bench.upstream
 
 # The upstream proof's environment (tests/upstream/): evoscientist 0.3.8 from the package
 # index, then this repository's distribution installed beside it (not editable, as a user
