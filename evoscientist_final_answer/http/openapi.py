@@ -121,6 +121,12 @@ def _error(description: str, **headers: Any) -> dict[str, Any]:
     }
 
 
+# The value as stored, percent-encoded outside visible ASCII (and ``%`` itself), since a
+# header carries no other bytes: a client decodes it with ``decodeURIComponent`` or
+# ``urllib.parse.unquote``.
+PERCENT_ENCODED = " (percent-encoded outside visible ASCII, and % itself)"
+
+
 def _text_header(description: str) -> dict[str, Any]:
     return {"description": description, "schema": {"type": "string"}}
 
@@ -183,6 +189,15 @@ FINAL_ANSWER_OPERATION: dict[str, Any] = {
                 "X-Answer-Status": _text_header("format=text: the status"),
                 "X-Answer-Complete": _text_header("format=text: true or false"),
                 "X-Answer-Source": _text_header("format=text: checkpointer or api"),
+                **{
+                    name: _text_header(f"format=text, when set: {what}{PERCENT_ENCODED}")
+                    for name, what in (
+                        ("X-Answer-Run-Id", "the run_id"),
+                        ("X-Answer-Checkpoint-Id", "the checkpoint_id"),
+                        ("X-Answer-Completed-At", "completed_at"),
+                        ("X-Answer-Error", "error.code"),
+                    )
+                },
             },
             "content": {
                 "application/json": {"schema": {"$ref": "#/components/schemas/FinalAnswer"}},

@@ -14,8 +14,12 @@ import httpx
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
+from evoscientist_final_answer.answer.result import FinalAnswer
+from evoscientist_final_answer.answer.status import RunStatus
 from evoscientist_final_answer.http.app import create_app
-from evoscientist_final_answer.http.responses import header_safe
+from evoscientist_final_answer.http.openapi import openapi_document
+from evoscientist_final_answer.http.responses import header_safe, text_answer
+from evoscientist_final_answer.http.routes import FINAL_ANSWER_PATH
 from evoscientist_final_answer.http.service import FinalAnswerService
 from tests.http.longpoll.test_waiting import reached
 from tests.support.seeds import Seeder, answer, gated, node_graph, route
@@ -106,3 +110,23 @@ async def test_parked_text_polls_on_such_a_thread_get_the_answer(seeder: Seeder)
         gate.set()
         await run
         await service.close()
+
+
+def test_the_openapi_document_names_every_header_of_a_text_answer() -> None:
+    """Every ``X-Answer-*`` header a text answer can carry is documented, the ones that
+    carry stored values with their percent-encoding."""
+    failed = FinalAnswer(
+        thread_id="t",
+        status=RunStatus.ERROR,
+        content="partial",
+        run_id=ODD_RUN_ID,
+        checkpoint_id="c",
+        updated_at="2026-12-01T00:00:00+00:00",
+        error={"code": "tool_failed", "message": "boom"},
+    )
+    sent = {k.lower() for k in text_answer(failed, '"e"').headers if k.startswith("x-answer")}
+    documented = openapi_document()["paths"][FINAL_ANSWER_PATH]["get"]["responses"]["200"]
+    headers = {name.lower(): spec for name, spec in documented["headers"].items()}
+    assert sent and sent <= headers.keys()
+    for name in ("x-answer-run-id", "x-answer-checkpoint-id", "x-answer-error"):
+        assert "percent-encoded" in headers[name]["description"]
