@@ -88,6 +88,9 @@ bench: $(STAMP)
 UPSTREAM_VENV := .venv-upstream
 UPSTREAM_BASE := $(UPSTREAM_VENV)/.upstream
 UPSTREAM_STAMP := $(UPSTREAM_VENV)/.installed
+# The release's wheel file itself (pip's cache makes it cheap): the server test unzips
+# it and applies docs/upstream-adoption.md's diff to that pristine tree.
+UPSTREAM_WHEEL := $(UPSTREAM_VENV)/wheel/.downloaded
 PACKAGE_SOURCES := $(shell find evoscientist_final_answer -name '*.py' 2>/dev/null)
 
 $(UPSTREAM_BASE): constraints-upstream.txt
@@ -98,7 +101,13 @@ $(UPSTREAM_BASE): constraints-upstream.txt
 		$(UPSTREAM_VENV)/evoscientist-RECORD.before
 	touch $@
 
-$(UPSTREAM_STAMP): $(UPSTREAM_BASE) pyproject.toml $(PACKAGE_SOURCES)
+$(UPSTREAM_WHEEL): $(UPSTREAM_BASE)
+	rm -rf $(dir $@)
+	$(UPSTREAM_VENV)/bin/python -m pip download --quiet --no-deps -c constraints-upstream.txt \
+		-d $(dir $@) evoscientist
+	touch $@
+
+$(UPSTREAM_STAMP): $(UPSTREAM_BASE) $(UPSTREAM_WHEEL) pyproject.toml $(PACKAGE_SOURCES)
 	rm -f $@
 	$(UPSTREAM_VENV)/bin/python -m pip install --quiet -c constraints-upstream.txt .
 	$(UPSTREAM_VENV)/bin/python -m pip check
