@@ -81,7 +81,7 @@ bench: $(STAMP)
 
 # The upstream proof's environment (tests/upstream/): evoscientist 0.3.8 from the package
 # index, then this repository's distribution installed beside it (not editable, as a user
-# installs it), then `pip check`. upstream's RECORD is kept as it was before ours went
+# installs it), then `pip check`; the release's wheel file is kept in wheel/. upstream's RECORD is kept as it was before ours went
 # in: the tests check that no upstream file was replaced. Rebuilt only when the pin
 # changes (.venv-upstream/.upstream) or our distribution does (.installed). If it cannot
 # be built, `make test` goes on locally (its tests skip, saying why) and fails under CI.
