@@ -43,14 +43,15 @@ DRAIN_SECONDS = 30.0
 
 
 def run_of(config: RunnableConfig, metadata: Mapping[str, Any] | None = None) -> str | None:
-    """The run a put or a write belongs to, looked up where langgraph-api stamps a
-    checkpoint's ``run_id`` from: the metadata, then the config's run, metadata and
-    configurable."""
+    """The run a put or a write belongs to, looked up in the order langgraph-api stamps
+    a checkpoint's ``run_id`` from: the put's metadata, the config's metadata, its
+    configurable, then the config's own ``run_id`` (a tracing id outside langgraph-api,
+    so last)."""
     for source in (
         metadata or {},
-        config,
         config.get("metadata") or {},
         config.get("configurable") or {},
+        config,
     ):
         run_id = source.get("run_id")
         if run_id:
