@@ -84,13 +84,16 @@ bench: $(STAMP) upstream-env
 
 # The upstream proof's environment (tests/upstream/): evoscientist 0.3.8 from the package
 # index, then this repository's distribution installed beside it (not editable, as a user
-# installs it), then `pip check`. upstream's RECORD is kept as it was before ours went
+# installs it), then `pip check`; the release's wheel file is kept in wheel/. upstream's RECORD is kept as it was before ours went
 # in: the tests check that no upstream file was replaced. Rebuilt only when the pin
 # changes (.venv-upstream/.upstream) or our distribution does (.installed). If it cannot
 # be built, `make test` goes on locally (its tests skip, saying why) and fails under CI.
 UPSTREAM_VENV := .venv-upstream
 UPSTREAM_BASE := $(UPSTREAM_VENV)/.upstream
 UPSTREAM_STAMP := $(UPSTREAM_VENV)/.installed
+# The release's wheel file itself (pip's cache makes it cheap): the server test unzips
+# it and applies docs/upstream-adoption.md's diff to that pristine tree.
+UPSTREAM_WHEEL := $(UPSTREAM_VENV)/wheel/.downloaded
 PACKAGE_SOURCES := $(shell find evoscientist_final_answer -name '*.py' 2>/dev/null)
 
 $(UPSTREAM_BASE): constraints-upstream.txt
@@ -101,7 +104,13 @@ $(UPSTREAM_BASE): constraints-upstream.txt
 		$(UPSTREAM_VENV)/evoscientist-RECORD.before
 	touch $@
 
-$(UPSTREAM_STAMP): $(UPSTREAM_BASE) pyproject.toml $(PACKAGE_SOURCES)
+$(UPSTREAM_WHEEL): $(UPSTREAM_BASE)
+	rm -rf $(dir $@)
+	$(UPSTREAM_VENV)/bin/python -m pip download --quiet --no-deps -c constraints-upstream.txt \
+		-d $(dir $@) evoscientist
+	touch $@
+
+$(UPSTREAM_STAMP): $(UPSTREAM_BASE) $(UPSTREAM_WHEEL) pyproject.toml $(PACKAGE_SOURCES)
 	rm -f $@
 	$(UPSTREAM_VENV)/bin/python -m pip install --quiet -c constraints-upstream.txt .
 	$(UPSTREAM_VENV)/bin/python -m pip check

@@ -5,6 +5,9 @@ only a PostgreSQL store loads."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -166,3 +169,54 @@ def test_the_package_imports_nothing_of_the_demo(tmp_path: Path) -> None:
     assert finished.returncode == 0, finished.stderr
     modules = len(list((REPO / PACKAGE).rglob("*.py")))
     assert int(finished.stdout) == modules - 2  # all but the package's __init__, __main__
+
+
+def test_a_langgraph_image_holds_the_demo_and_the_distribution(tmp_path: Path) -> None:
+    """``langgraph build`` of the repository's ``langgraph.json``: its Dockerfile (written
+    by ``langgraph dockerfile``, no docker needed) installs our distribution and the demo
+    package that the graphs, checkpointer and ``http.app`` name. The distribution holds
+    no ``EvoScientist/`` (see above), so the demo is a dependency of its own."""
+    dockerfile = tmp_path / "Dockerfile"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "langgraph_cli",
+            "dockerfile",
+            "-c",
+            "langgraph.json",
+            str(dockerfile),
+        ],
+        cwd=REPO,
+        env={**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1"},
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    lines = dockerfile.read_text().splitlines()
+    ours = f"/deps/{REPO.name}"
+    demo = "/deps/outer-EvoScientist"
+    # Our distribution (its pyproject.toml) and the demo (a package without one, given
+    # a generated pyproject.toml named after it), each installed from its folder.
+    assert f"ADD . {ours}" in lines
+    assert f"ADD ./EvoScientist {demo}/EvoScientist" in lines
+    text = "\n".join(lines)
+    assert f">> {demo}/pyproject.toml" in text and "'name = \"EvoScientist\"'" in text
+    install = next(line for line in lines if line.startswith("RUN for dep in /deps/*"))
+    assert "install" in install and "-e ." in install
+    # Everything langgraph.json names is in the image, where the server looks for it.
+    env = {
+        match.group(1): json.loads(match.group(2))
+        for match in map(re.compile(r"^ENV (\w+)='(.*)'$").match, lines)
+        if match
+    }
+    assert env["LANGGRAPH_HTTP"]["app"] == "EvoScientist.langgraph_dev.http:app"
+    named = [env["LANGGRAPH_CHECKPOINTER"]["path"], *env["LANGSERVE_GRAPHS"].values()]
+    for spec in named:
+        path = spec.rsplit(":", 1)[0]
+        for root, host in ((f"{demo}/", REPO), (f"{ours}/", REPO)):
+            if path.startswith(root):
+                assert (host / path.removeprefix(root)).is_file(), spec
+                break
+        else:
+            raise AssertionError(f"{spec} is outside the image's packages")

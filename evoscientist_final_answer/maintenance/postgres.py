@@ -8,7 +8,7 @@ blob goes only when no checkpoint left in its namespace references it.
 A rollback finds its run's rows by an index on the run id (``RUN_INDEX_SQL``), created
 by the server's setup under its advisory lock (``EvoScientist.checkpointer``) or by
 ``setup()``; a surviving checkpoint after them is re-parented and keeps its values
-(see ``rollback``).
+(see ``rollback``), and a run deleted stays deleted (``gate``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import Rollback
 from psycopg.errors import InsufficientPrivilege
 
+from evoscientist_final_answer.maintenance.gate import DropsDeletedRuns
 from evoscientist_final_answer.maintenance.plan import (
     Deletion,
     Row,
@@ -151,7 +152,10 @@ async def ensure_run_index(conn: Any) -> None:
         logger.warning("no index on checkpoints' run id (%s): a rollback scans the table", exc)
 
 
-class MaintainedPostgresSaver(AsyncPostgresSaver):
+class MaintainedPostgresSaver(DropsDeletedRuns, AsyncPostgresSaver):
+    """``AsyncPostgresSaver`` with the maintenance; a deleted run's later puts and
+    writes are dropped (``gate``)."""
+
     # The delta channels a deletion in the middle of a thread re-materialises.
     delta_reducers: Mapping[str, Reducer] = DELTA_REDUCERS
 
@@ -224,6 +228,10 @@ class MaintainedPostgresSaver(AsyncPostgresSaver):
                     await cur.execute(
                         DELETE_BLOBS_SQL, (thread_id, d.ns, channel, sorted(versions))
                     )
+
+    async def _delete_writes_of(self, thread_id: str, ns: str, checkpoint_id: str) -> None:
+        async with self._cursor() as cur:
+            await cur.execute(DELETE_WRITES_SQL, (thread_id, ns, [checkpoint_id]))
 
     # -- the rollback's store (``rollback.RunStore``)
 

@@ -30,6 +30,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.graph.message import _messages_delta_reducer
 
+from evoscientist_final_answer.maintenance.gate import DeletedRuns
 from evoscientist_final_answer.maintenance.plan import Row, channels_to_seed
 
 logger = logging.getLogger(__name__)
@@ -39,7 +40,8 @@ Reducer = Callable[[Any, Sequence[Any]], Any]
 # messages, reduced as the final-answer route reduces them.
 DELTA_REDUCERS: Mapping[str, Reducer] = {"messages": _messages_delta_reducer}
 # A thread that gains a checkpoint after a deleted one between the plan and its
-# application is planned again, this many times at most.
+# application is planned again, this many times at most (the deleted runs' own puts
+# are dropped by then: only a put on its way past ``gate.DRAIN_SECONDS`` can).
 PLAN_ATTEMPTS = 3
 
 
@@ -68,7 +70,11 @@ class RollbackPlan:
 
 
 class RunStore(Protocol):
-    """What a saver gives the rollback: its rows, read without decoding them."""
+    """What a saver gives the rollback: its rows, read without decoding them, and the
+    runs it deleted (``gate``)."""
+
+    @property
+    def deleted_runs(self) -> DeletedRuns: ...
 
     async def _run_rows(self, run_ids: Sequence[str]) -> dict[str, list[Row]]:
         """Per thread, the rows whose metadata names one of the runs (by index)."""
@@ -89,11 +95,13 @@ class RunStore(Protocol):
 
 
 async def delete_runs(saver: Any, run_ids: Sequence[str], reducers: Mapping[str, Reducer]) -> None:
-    """``adelete_for_runs`` for a saver that is a ``RunStore``: each thread planned
-    and applied on its own; refusals raised together once the rest is done."""
+    """``adelete_for_runs`` for a saver that is a ``RunStore``: the runs marked
+    deleted first, so none of their puts lands after this (``gate``); then each thread
+    planned and applied on its own; refusals raised together once the rest is done."""
     runs = [str(r) for r in run_ids]
     if not runs:
         return
+    await saver.deleted_runs.mark(runs)
     refused: list[str] = []
     for thread_id, rows in (await saver._run_rows(runs)).items():
         try:

@@ -19,6 +19,7 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from evoscientist_final_answer.maintenance.gate import DropsDeletedRuns
 from evoscientist_final_answer.maintenance.plan import (
     Deletion,
     Row,
@@ -101,10 +102,11 @@ FROM writes WHERE thread_id = ?
 """
 
 
-class SqliteMaintenance:
+class SqliteMaintenance(DropsDeletedRuns):
     """The maintenance, as a mixin for any ``AsyncSqliteSaver`` subclass (a host's own
     saver, e.g. upstream EvoScientist's pruning one: docs/upstream-adoption.md). It goes
-    first in the bases: its ``setup`` adds the run index after the saver's own."""
+    first in the bases: its ``setup`` adds the run index after the saver's own, and its
+    ``aput``/``aput_writes`` drop a deleted run's (``gate``) before the saver's own run."""
 
     # The delta channels a deletion in the middle of a thread re-materialises.
     delta_reducers: Mapping[str, Reducer] = DELTA_REDUCERS
@@ -193,6 +195,11 @@ class SqliteMaintenance:
                 await self.conn.execute(DELETE_CHECKPOINTS_SQL, (thread_id, d.ns, ids))
                 if d.orphans:
                     await self.conn.execute(ORPHAN_SQL, (thread_id, d.ns, json.dumps(d.orphans)))
+            await self.conn.commit()
+
+    async def _delete_writes_of(self, thread_id: str, ns: str, checkpoint_id: str) -> None:
+        async with self.lock:
+            await self.conn.execute(DELETE_WRITES_SQL, (thread_id, ns, json.dumps([checkpoint_id])))
             await self.conn.commit()
 
     # -- the rollback's store (``rollback.RunStore``)

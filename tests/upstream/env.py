@@ -1,5 +1,6 @@
 """The upstream environment (``make upstream-env``): evoscientist 0.3.8 from the package
-index, with this repository's distribution installed beside it.
+index, with this repository's distribution installed beside it, and the release's wheel
+file kept in ``wheel/``.
 
 Tests that need it skip with the reason when it was not built (no network on a
 developer's machine, say), except under CI (``CI=true``), where they fail: ``make test``
@@ -47,6 +48,14 @@ class UpstreamEnv:
     @property
     def record_before(self) -> Path:
         return self.root / RECORD_BEFORE_NAME
+
+    @property
+    def wheel(self) -> Path:
+        """upstream's wheel file, as the package index serves it (the Makefile keeps it)."""
+        found = sorted((self.root / "wheel").glob(f"evoscientist-{UPSTREAM_VERSION}-*.whl"))
+        if not found:
+            _missing(f"{self.root} keeps no evoscientist {UPSTREAM_VERSION} wheel")
+        return found[0]
 
     def dist_info(self, name: str) -> Path:
         """The ``.dist-info`` folder of the installed distribution ``name`` (normalised)."""

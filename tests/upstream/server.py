@@ -1,32 +1,43 @@
 """upstream EvoScientist 0.3.8's own server, adopted as ``docs/upstream-adoption.md``
 says, started with the upstream environment's ``langgraph dev``.
 
-The adoption is applied to copies: upstream's ``http.py`` and ``langgraph.json`` are
-copied out of the installed wheel and the document's own diff is applied to them with
-``git apply``, so the test proves the diff a reader copies. The copy's ``http.app`` then
-names the copied ``http.py`` by its path (upstream, editing its file in place, keeps
-``EvoScientist.langgraph_dev.http:app``). Graphs, checkpointer, CORS and the boundary
-stay upstream's. The only other difference is the model: upstream's model factory
+The adoption is applied to a clean unzip of the release's wheel (the file the package
+index serves, kept by ``make upstream-env``): the document's own diff goes in with ``git
+apply`` (``patch -p1 --dry-run`` must agree where ``patch`` exists), and the unzipped
+tree must then match the wheel's RECORD in every file but the two the diff names. The
+server runs upstream from that tree: its root goes first on the server's
+``PYTHONPATH``, so ``EvoScientist`` imports from it (the environment gives the
+dependencies), and the config is the tree's own ``EvoScientist/langgraph_dev/
+langgraph.json``, whose ``http.app`` names ``EvoScientist.langgraph_dev.http:app`` as
+upstream ships it. The only other difference is the model: upstream's model factory
 returns a scripted chat model (``site/sitecustomize.py``), so no key or network is needed.
 """
 
 from __future__ import annotations
 
+import base64
+import csv
+import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
+import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from tests.support.servers import DevServer, free_port, stop, wait_until_up
-from tests.upstream.env import REPO, UpstreamEnv
+from tests.upstream.env import REPO, UPSTREAM_VERSION, UpstreamEnv
 
 ADOPTION_DOC = REPO / "docs" / "upstream-adoption.md"
 SITE = Path(__file__).resolve().parent / "site"
 ADOPTED = ("EvoScientist/langgraph_dev/http.py", "EvoScientist/langgraph_dev/langgraph.json")
+CONFIG = ADOPTED[1]
+RECORD = f"evoscientist-{UPSTREAM_VERSION}.dist-info/RECORD"
+# What sitecustomize logs once upstream's package is imported in the server.
+IMPORTED_FROM = re.compile(r"^upstream EvoScientist imported from (.+)$", re.MULTILINE)
 _DIFF_BLOCK = re.compile(r"^```diff\n(.*?)^```", re.DOTALL | re.MULTILINE)
 # Settings of ours a developer's shell may hold: the route must find upstream's store
 # untold, so none of them reaches the server.
@@ -41,29 +52,83 @@ def adoption_diff() -> str:
     return found.group(1)
 
 
-def adopted_copy(env: UpstreamEnv, root: Path, checkpointer: str | None = None) -> Path:
-    """Copies of upstream's ``http.py`` and ``langgraph.json`` under ``root`` (in the
-    wheel's layout), with the adoption diff applied; returns the adopted config.
-    ``checkpointer``: another ``checkpointer.path`` than upstream's."""
-    for name in ADOPTED:
-        target = root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(env.site_packages / name, target)
-    patch = root / "adoption.diff"
-    patch.write_text(adoption_diff())
-    # --unsafe-paths is not needed: the diff's paths are relative to ``root``.
-    subprocess.run(["git", "apply", "--verbose", str(patch)], cwd=root, check=True)
-    config_path = root / "EvoScientist" / "langgraph_dev" / "langgraph.json"
-    config = json.loads(config_path.read_text())
-    config["http"]["app"] = f"{root / 'EvoScientist' / 'langgraph_dev' / 'http.py'}:app"
-    if checkpointer is not None:
-        config["checkpointer"]["path"] = checkpointer
-    served = root / "langgraph.json"
-    served.write_text(json.dumps(config, indent=2))
-    return served
+def sha256_of(path: Path) -> str:
+    """A file's hash as a wheel RECORD writes it (``sha256=<urlsafe b64, unpadded>``)."""
+    digest = hashlib.sha256(path.read_bytes()).digest()
+    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def server_env(home: Path, data_dir: Path, workspace: Path, **extra: str) -> dict[str, str]:
+def record(path: Path) -> list[tuple[str, str]]:
+    """``(path, hash)`` rows of a wheel RECORD (the RECORD's own row has no hash)."""
+    with path.open(newline="") as file:
+        return [(row[0], row[1]) for row in csv.reader(file) if row]
+
+
+def unzip_wheel(env: UpstreamEnv, root: Path) -> Path:
+    """A clean unzip of upstream's wheel under ``root``; its root folder."""
+    tree = root / "wheel"
+    with zipfile.ZipFile(env.wheel) as wheel:
+        wheel.extractall(tree)
+    return tree
+
+
+def apply_adoption(tree: Path, patch_file: Path) -> None:
+    """The document's diff applied to ``tree`` (``patch_file``, outside it, gets the
+    diff). Raises if it does not apply cleanly."""
+    patch_file.write_text(adoption_diff())
+    if shutil.which("patch"):  # a second opinion: a reader may use either tool
+        subprocess.run(
+            ["patch", "-p1", "--dry-run", "--batch", "--forward", "-i", str(patch_file)],
+            cwd=tree,
+            check=True,
+            capture_output=True,
+        )
+    # Above ``tree`` git looks for no repository: inside one (a TMPDIR in a checkout),
+    # ``git apply`` would take paths as the repository's and skip these.
+    git_env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(tree.parent)}
+    subprocess.run(
+        ["git", "apply", "--verbose", str(patch_file)],
+        cwd=tree,
+        env=git_env,
+        check=True,
+        capture_output=True,
+    )
+
+
+def changed_from_record(tree: Path) -> list[str]:
+    """Every file of ``tree`` that differs from the wheel's RECORD: changed, missing
+    or not listed."""
+    rows = record(tree / RECORD)
+    listed = {name for name, _ in rows}
+    changed = [
+        name
+        for name, digest in rows
+        if digest and (not (tree / name).is_file() or sha256_of(tree / name) != digest)
+    ]
+    extra = [
+        path.relative_to(tree).as_posix()
+        for path in tree.rglob("*")
+        if path.is_file() and path.relative_to(tree).as_posix() not in listed
+    ]
+    return sorted(changed + extra)
+
+
+def adopted_wheel(env: UpstreamEnv, root: Path) -> Path:
+    """upstream's wheel unzipped under ``root`` with the adoption diff applied, checked
+    to differ from the wheel in the two adopted files only; the tree's root."""
+    tree = unzip_wheel(env, root)
+    apply_adoption(tree, root / "adoption.diff")
+    changed = changed_from_record(tree)
+    if changed != sorted(ADOPTED):
+        raise AssertionError(f"the adopted unzip differs from the wheel in {changed}")
+    return tree
+
+
+def server_env(
+    home: Path, data_dir: Path, workspace: Path, tree: Path, **extra: str
+) -> dict[str, str]:
+    """The server's environment: ``tree`` (the adopted unzip) first on its path, so
+    upstream's package imports from it, not from the environment's site-packages."""
     env = {k: v for k, v in os.environ.items() if not _OURS.match(k)}
     env.pop("PYTHONPATH", None)
     return {
@@ -73,7 +138,7 @@ def server_env(home: Path, data_dir: Path, workspace: Path, **extra: str) -> dic
         "EVOSCIENTIST_DATA_DIR": str(data_dir),
         "EVOSCIENTIST_WORKSPACE_DIR": str(workspace),
         "EVOSCIENTIST_SCRIPTED_MODEL": "1",
-        "PYTHONPATH": str(SITE),
+        "PYTHONPATH": os.pathsep.join((str(tree), str(SITE))),
         "LANGSMITH_TRACING": "false",
         "LANGCHAIN_TRACING_V2": "false",
         **extra,
@@ -89,13 +154,20 @@ def upstream_server(
     checkpointer: str | None = None,
     **extra_env: str,
 ) -> Iterator[DevServer]:
-    """upstream's adopted server on a free port; its data, config and workspace under
-    ``root``; ``args``: more ``langgraph dev`` options; ``extra_env`` for the scripted
-    model's delays and the like; ``checkpointer``: see ``adopted_copy``."""
+    """upstream's adopted server on a free port, served from the adopted unzip; its
+    data, config and workspace under ``root``; ``args``: more ``langgraph dev`` options;
+    ``extra_env`` for the scripted model's delays and the like; ``checkpointer``: another
+    ``checkpointer.path`` than upstream's (the maintenance test's factory), written into
+    the tree's config after the RECORD check, the one change beyond the diff."""
     home, data_dir, workspace = root / "home", root / "data", root / "workspace"
     for folder in (home, data_dir, workspace):
         folder.mkdir(parents=True, exist_ok=True)
-    config = adopted_copy(env, root / "adopted", checkpointer)
+    tree = adopted_wheel(env, root)
+    config = tree / CONFIG
+    if checkpointer is not None:
+        settings = json.loads(config.read_text())
+        settings["checkpointer"]["path"] = checkpointer
+        config.write_text(json.dumps(settings, indent=4))
     port = free_port()
     log_path = root / f"langgraph-dev-{port}.log"
     with log_path.open("wb") as log:
@@ -114,7 +186,7 @@ def upstream_server(
                 *args,
             ],
             cwd=workspace,
-            env=server_env(home, data_dir, workspace, **extra_env),
+            env=server_env(home, data_dir, workspace, tree, **extra_env),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -124,3 +196,12 @@ def upstream_server(
         yield DevServer(f"http://127.0.0.1:{port}", port, data_dir, workspace, log_path, process)
     finally:
         stop(process)
+
+
+def imported_from(server: DevServer) -> Path:
+    """Where the server's interpreter imported upstream's ``EvoScientist`` package from
+    (``site/sitecustomize.py`` logs it)."""
+    found = IMPORTED_FROM.search(server.log())
+    if found is None:
+        raise AssertionError("the server logged no import of upstream's package")
+    return Path(found.group(1))

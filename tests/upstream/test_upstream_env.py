@@ -4,26 +4,20 @@ shipping ``EvoScientist/…`` files would overwrite its ``http.py`` and ``__init
 
 from __future__ import annotations
 
-import base64
-import csv
-import hashlib
 import subprocess
 from pathlib import Path
 
 from tests.upstream.env import UPSTREAM_VERSION, UpstreamEnv, require_upstream_env
+from tests.upstream.server import (
+    ADOPTED,
+    apply_adoption,
+    changed_from_record,
+    record,
+    sha256_of,
+    unzip_wheel,
+)
 
 OURS = "evoscientist-final-answer"
-
-
-def record(path: Path) -> list[tuple[str, str]]:
-    """``(path, hash)`` rows of a wheel RECORD (the hash is ``sha256=<urlsafe b64>``)."""
-    with path.open(newline="") as file:
-        return [(row[0], row[1]) for row in csv.reader(file) if row]
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256(path.read_bytes()).digest()
-    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def test_upstream_is_the_pinned_release() -> None:
@@ -59,3 +53,18 @@ def test_pip_check_is_clean() -> None:
         [str(env.python), "-m", "pip", "check"], capture_output=True, text=True, check=False
     )
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_the_adoption_diff_applies_to_a_clean_unzip_of_the_wheel(tmp_path: Path) -> None:
+    """docs/upstream-adoption.md's diff, applied to the release's wheel as downloaded,
+    changes the two files it names and nothing else (the server tests serve that tree)."""
+    env = require_upstream_env()
+    tree = unzip_wheel(env, tmp_path)
+    assert changed_from_record(tree) == []  # the unzip is the wheel, file for file
+
+    apply_adoption(tree, tmp_path / "adoption.diff")
+
+    assert changed_from_record(tree) == sorted(ADOPTED)
+    http = (tree / ADOPTED[0]).read_text()
+    assert "from evoscientist_final_answer import final_answer_routes" in http
+    assert "*final_answer_routes()," in http

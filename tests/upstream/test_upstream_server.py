@@ -2,7 +2,8 @@
 
 Its ten graphs, its pruning checkpointer on its ``sessions.db``, its ``http.py`` (with
 the boundary middleware and its ``/api/*`` routes) and its ``langgraph.json`` (CORS),
-all from the installed wheel; our route added by the diff in docs/upstream-adoption.md.
+all from a clean unzip of the release's wheel, with our route added by the diff in
+docs/upstream-adoption.md; the server imports upstream from that tree.
 The agent is upstream's real main agent (middleware, tools, sub-agents, HITL) around a
 scripted model. Every turn goes through the langgraph API, and the route must answer
 what upstream's own ``GET /threads/{id}/state`` implies.
@@ -32,7 +33,7 @@ from tests.upstream.implied import (
     implied_answer,
     route_and_state,
 )
-from tests.upstream.server import upstream_server
+from tests.upstream.server import ADOPTED, imported_from, upstream_server
 from tests.upstream.site.scripted_model import answer_for, reasoning_for
 
 pytestmark = pytest.mark.e2e
@@ -77,6 +78,21 @@ async def run_turn(url: str, thread_id: str, question: str) -> str:
         return run["run_id"]
     finally:
         await client.aclose()
+
+
+async def test_upstream_is_served_from_the_adopted_unzip(
+    server: DevServer, http: httpx.AsyncClient
+) -> None:
+    """The server's ``EvoScientist`` is the unzipped wheel's, whose ``http.py`` is the
+    only one with the route: the installed copy stays as shipped."""
+    tree = server.workdir.parent / "wheel"
+    assert imported_from(server) == tree / "EvoScientist" / "__init__.py"
+    installed = require_upstream_env().site_packages / ADOPTED[0]
+    assert "final_answer_routes" not in installed.read_text()
+    assert "final_answer_routes" in (tree / ADOPTED[0]).read_text()
+    response = await http.get(ROUTE.format("00000000-0000-0000-0000-000000000000"))
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "thread_not_found"
 
 
 async def test_plain_answer_with_reasoning(server: DevServer, http: httpx.AsyncClient) -> None:

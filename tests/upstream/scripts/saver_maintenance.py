@@ -57,8 +57,7 @@ async def count(saver: Any, thread_id: str) -> int:
 
 
 async def main(root: Path) -> dict[str, Any]:
-    # upstream's own writes (its stamps, its pruning after each put) are untouched.
-    seen: dict[str, Any] = {"upstream_aput": Maintained.aput is _ApiPruningCheckpointer.aput}
+    seen: dict[str, Any] = {}
     async with _ApiPruningCheckpointer.from_conn_string_with_keep(str(root / "plain.db")) as plain:
         await plain.setup()
         try:

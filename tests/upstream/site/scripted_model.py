@@ -6,6 +6,8 @@ that asks the model again) gets the same reply for the same messages:
 - ``[tool]``: first call ``write_todos`` (deepagents' todo tool, no side effects), then
   answer with the tool's result in the text;
 - ``[hitl]``: call ``execute``, which upstream's HITL config interrupts before it runs;
+- ``[steps]``: call ``write_todos`` again and again (``STEPS`` times), so the run keeps
+  writing checkpoints until it is cancelled (a rollback's target), then answer;
 - anything else: answer at once. Every answer streams a reasoning block, then its text,
   token by token (``[slow]`` questions slower, so a proxy can cut mid-answer).
 
@@ -36,6 +38,7 @@ from langchain_core.messages import (
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
 MODEL_ID = "scripted-1"
+STEPS = 2_000
 _TOKEN = re.compile(r"\S+\s*|\s+")
 
 
@@ -64,8 +67,9 @@ def _turn(messages: Sequence[BaseMessage]) -> tuple[str, list[ToolMessage]]:
     return "", list(reversed(results))
 
 
-def _call(name: str, args: dict[str, Any], question: str) -> AIMessageChunk:
-    call_id = "call_" + hashlib.sha256(f"{name}:{question}".encode()).hexdigest()[:12]
+def _call(name: str, args: dict[str, Any], question: str, step: int = 0) -> AIMessageChunk:
+    key = f"{name}:{question}:{step}" if step else f"{name}:{question}"
+    call_id = "call_" + hashlib.sha256(key.encode()).hexdigest()[:12]
     return AIMessageChunk(
         content="",
         tool_call_chunks=[{"name": name, "args": json.dumps(args), "id": call_id, "index": 0}],
@@ -77,6 +81,9 @@ def plan(messages: Sequence[BaseMessage]) -> list[AIMessageChunk]:
     if not results and "[tool]" in question:
         todo = {"content": f"answer {question}", "status": "in_progress"}
         return [_call("write_todos", {"todos": [todo]}, question)]
+    if "[steps]" in question and len(results) < STEPS:
+        todo = {"content": f"step {len(results)} of {question}", "status": "in_progress"}
+        return [_call("write_todos", {"todos": [todo]}, question, len(results))]
     if not results and "[hitl]" in question:
         return [_call("execute", {"command": "echo scripted"}, question)]
     reasoning = [

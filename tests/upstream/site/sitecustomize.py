@@ -1,9 +1,11 @@
 """Loaded by the upstream test server's interpreter only (its PYTHONPATH names this
 folder): upstream's model factory returns the scripted model. Nothing else of
 upstream is touched: its agent, middleware, tools, sub-agents and HITL are built by
-its own code around the model the factory returns."""
+its own code around the model the factory returns. It also logs where upstream's
+package was imported from: the test checks that the server runs the adopted unzip."""
 
 import os
+import sys
 
 if os.environ.get("EVOSCIENTIST_SCRIPTED_MODEL") == "1":
     import EvoScientist.llm
@@ -14,3 +16,4 @@ if os.environ.get("EVOSCIENTIST_SCRIPTED_MODEL") == "1":
     # loader's ``__getattr__``; the fallback middleware imports it from ``.models``.
     EvoScientist.llm.get_chat_model = scripted_chat_model
     EvoScientist.llm.models.get_chat_model = scripted_chat_model
+    print(f"upstream EvoScientist imported from {EvoScientist.__file__}", file=sys.stderr)
