@@ -68,6 +68,9 @@ class CrowdReport:
     # collector of ours), and the host's floor (``host_floor``) in the same server.
     route_only: dict[str, dict[str, Any]] = field(default_factory=dict)
     route_only_app: str = ""
+    # Inside upstream's server the main scenarios are the route-only ones: only the
+    # floor is measured beside them.
+    route_only_is_main: bool = False
 
 
 # ---------------------------------------------------------------- runs

@@ -20,7 +20,16 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from bench import crowd as crowd_bench
-from bench.crowd import REPEATS, SERVER_ARGS, THREADS, CrowdReport, idle_and_abort, summary
+from bench.crowd import (
+    HOST_FLOOR_APP,
+    REPEATS,
+    ROUTE_ONLY_REPEATS,
+    SERVER_ARGS,
+    THREADS,
+    CrowdReport,
+    idle_and_abort,
+    summary,
+)
 from bench.loadgen import raise_fd_limit
 from bench.report import crowd_section, crowd_targets
 from bench.run import machine
@@ -30,6 +39,7 @@ from tests.upstream.site.scripted_model import answer_for
 
 REPO = Path(__file__).resolve().parents[1]
 TOKEN_DELAY = "0.06"
+UPSTREAM_APP = "EvoScientist.langgraph_dev.http:app"
 
 
 def expected(index: int) -> str:
@@ -41,8 +51,17 @@ async def measure(report: CrowdReport, work: Path) -> None:
     raise_fd_limit()  # the server inherits it: 1,000 connections need 1,000 fds
     # The scenarios check every held answer against the agent's: here, the scripted one.
     crowd_bench.expected = expected
+    # upstream's own app, served through the host floor (two routes of the bench's in
+    # front of it, ``bench/host_floor.py``) so that the floor runs in the same server.
+    report.route_only_app = UPSTREAM_APP
+    report.route_only_is_main = True
     with upstream_server(
-        UpstreamEnv(VENV), work, args=SERVER_ARGS, SCRIPTED_DELAY=TOKEN_DELAY
+        UpstreamEnv(VENV),
+        work,
+        args=SERVER_ARGS,
+        http_app=HOST_FLOOR_APP,
+        SCRIPTED_DELAY=TOKEN_DELAY,
+        BENCH_HOST_APP=UPSTREAM_APP,
     ) as server:
         await crowd_bench.scenario(server, "one", False, 0)  # warms the server up
         first = THREADS
@@ -54,6 +73,13 @@ async def measure(report: CrowdReport, work: Path) -> None:
                 first += 2 * THREADS
             report.scenarios[kind] = summary(alone, crowded)
             print(f"  {kind}: {report.scenarios[kind]}", flush=True)
+        alone, crowded = [], []
+        for _ in range(ROUTE_ONLY_REPEATS["floor"]):
+            alone.append(await crowd_bench.scenario(server, "floor", False, first))
+            crowded.append(await crowd_bench.scenario(server, "floor", True, first + THREADS))
+            first += 2 * THREADS
+        report.route_only["floor"] = summary(alone, crowded)
+        print(f"  floor: {report.route_only['floor']}", flush=True)
         await idle_and_abort(server, report)
         print(f"  idle: {report.idle}", flush=True)
     report.load_avg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
@@ -72,7 +98,10 @@ def write(report: CrowdReport, out: Path, seconds: float) -> bool:
         "checkpointer, `http.py` with the one-line adoption of "
         "[upstream-adoption.md](upstream-adoption.md); `langgraph dev "
         "--n-jobs-per-worker 10` from `.venv-upstream`), where nothing of our app runs but "
-        "the routes: no lifespan, no front door, no collector tuning. The agent is upstream's "
+        "the routes: no lifespan, no front door, no collector tuning. Upstream's app is "
+        "served through `bench/host_floor.py`, which puts two routes of the bench in front "
+        "of it for the host's floor (a thousand held requests that do nothing, measured in "
+        "the same server). The agent is upstream's "
         f"main agent around the scripted model (21 tokens, {TOKEN_DELAY} s each). "
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {machine()}, {seconds:.0f} s; load "
         f"average at the end {report.load_avg}.",

@@ -152,21 +152,27 @@ def upstream_server(
     *,
     args: Sequence[str] = (),
     checkpointer: str | None = None,
+    http_app: str | None = None,
     **extra_env: str,
 ) -> Iterator[DevServer]:
     """upstream's adopted server on a free port, served from the adopted unzip; its
     data, config and workspace under ``root``; ``args``: more ``langgraph dev`` options;
     ``extra_env`` for the scripted model's delays and the like; ``checkpointer``: another
     ``checkpointer.path`` than upstream's (the maintenance test's factory), written into
-    the tree's config after the RECORD check, the one change beyond the diff."""
+    the tree's config after the RECORD check, the one change beyond the diff;
+    ``http_app``: likewise another ``http.app`` (the bench's host floor, which serves
+    upstream's own app behind two routes of its own)."""
     home, data_dir, workspace = root / "home", root / "data", root / "workspace"
     for folder in (home, data_dir, workspace):
         folder.mkdir(parents=True, exist_ok=True)
     tree = adopted_wheel(env, root)
     config = tree / CONFIG
-    if checkpointer is not None:
+    if checkpointer is not None or http_app is not None:
         settings = json.loads(config.read_text())
-        settings["checkpointer"]["path"] = checkpointer
+        if checkpointer is not None:
+            settings["checkpointer"]["path"] = checkpointer
+        if http_app is not None:
+            settings["http"]["app"] = http_app
         config.write_text(json.dumps(settings, indent=4))
     port = free_port()
     log_path = root / f"langgraph-dev-{port}.log"
