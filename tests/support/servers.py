@@ -181,10 +181,30 @@ def langgraph_dev(
         "LANGCHAIN_TRACING_V2": "false",
         **(env or {}),
     }
+    process = start_langgraph_dev(LANGGRAPH, config, port, args, workdir, server_env, log_path)
+    try:
+        port = wait_until_up(port, process, log_path, fixed=fixed)
+        url = f"http://127.0.0.1:{port}"
+        yield DevServer(url, port, data_dir, workdir, log_path, process)
+    finally:
+        stop(process)
+
+
+def start_langgraph_dev(
+    langgraph: Path,
+    config: Path,
+    port: int,
+    args: Sequence[str],
+    cwd: Path,
+    env: dict[str, str],
+    log_path: Path,
+) -> subprocess.Popen[bytes]:
+    """``langgraph dev`` on ``port`` (no browser, no reload), its output in ``log_path``,
+    in a session of its own so that ``stop`` ends it with everything it started."""
     with log_path.open("wb") as log:
-        process = subprocess.Popen(
+        return subprocess.Popen(
             [
-                str(LANGGRAPH),
+                str(langgraph),
                 "dev",
                 "--no-browser",
                 "--no-reload",
@@ -196,18 +216,12 @@ def langgraph_dev(
                 str(config),
                 *args,
             ],
-            cwd=workdir,
-            env=server_env,
+            cwd=cwd,
+            env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    try:
-        port = wait_until_up(port, process, log_path, fixed=fixed)
-        url = f"http://127.0.0.1:{port}"
-        yield DevServer(url, port, data_dir, workdir, log_path, process)
-    finally:
-        stop(process)
 
 
 async def new_thread(url: str) -> str:

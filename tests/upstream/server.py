@@ -28,7 +28,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.servers import DevServer, free_port, stop, wait_until_up
+from tests.support.servers import (
+    DevServer,
+    free_port,
+    start_langgraph_dev,
+    stop,
+    wait_until_up,
+)
 from tests.upstream.env import REPO, UPSTREAM_VERSION, UpstreamEnv
 
 ADOPTION_DOC = REPO / "docs" / "upstream-adoption.md"
@@ -176,27 +182,15 @@ def upstream_server(
         config.write_text(json.dumps(settings, indent=4))
     port = free_port()
     log_path = root / f"langgraph-dev-{port}.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [
-                str(env.langgraph),
-                "dev",
-                "--no-browser",
-                "--no-reload",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--config",
-                str(config),
-                *args,
-            ],
-            cwd=workspace,
-            env=server_env(home, data_dir, workspace, tree, **extra_env),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    process = start_langgraph_dev(
+        env.langgraph,
+        config,
+        port,
+        args,
+        workspace,
+        server_env(home, data_dir, workspace, tree, **extra_env),
+        log_path,
+    )
     try:
         port = wait_until_up(port, process, log_path)
         yield DevServer(f"http://127.0.0.1:{port}", port, data_dir, workspace, log_path, process)
