@@ -92,15 +92,18 @@ class Parking:
         rendered: dict[Hashable, Any] = {}
         try:
             with collector_paused():  # no collection midway through the wave
-                await asyncio.gather(*(_respond(parked, answer, rendered) for parked in accepted))
+                # Each ``respond`` is called here, in order: a request knows at once
+                # that its response is on its way (``held_response``).
+                sends = [parked.respond(answer, rendered) for parked in accepted]
+                await asyncio.gather(*(_guarded(send) for send in sends))
         finally:
             for parked in accepted:
                 parked.wake()
         return len(accepted)
 
 
-async def _respond(parked: Parked, answer: FinalAnswer, rendered: dict[Hashable, Any]) -> None:
+async def _guarded(send: Awaitable[None]) -> None:
     try:
-        await parked.respond(answer, rendered)
+        await send
     except Exception as exc:  # one client's broken socket is not the others'
         logger.debug("a parked response could not be sent: %r", exc)

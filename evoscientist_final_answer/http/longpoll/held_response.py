@@ -20,7 +20,8 @@ pass, finishes what the host does after a response (its logs, its cleanup).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import logging
+from collections.abc import Awaitable, Hashable
 from typing import Any
 
 from starlette.requests import Request
@@ -30,6 +31,8 @@ from evoscientist_final_answer.answer.result import FinalAnswer
 from evoscientist_final_answer.http.longpoll.front_door import FRONT_DOOR_SEND, DirectSend
 from evoscientist_final_answer.http.params import FinalAnswerQuery
 from evoscientist_final_answer.http.responses import answer_response
+
+logger = logging.getLogger(__name__)
 
 # The scope key holding the ``send`` the host called the route with (``FinalAnswerRoute``).
 ROUTE_SEND = "evoscientist.route.send"
@@ -74,8 +77,13 @@ class HeldResponse:
             return None
         return cls(request, query, representation, if_none_match, None, send)
 
-    async def __call__(self, answer: FinalAnswer, rendered: dict[Hashable, Any]) -> None:
+    def __call__(self, answer: FinalAnswer, rendered: dict[Hashable, Any]) -> Awaitable[None]:
+        # ``sent`` as soon as the poll takes the request on, before any send: a
+        # disconnect noticed from then on must not cancel the request (``routes``).
         self.sent = True
+        return self._send(answer, rendered)
+
+    async def _send(self, answer: FinalAnswer, rendered: dict[Hashable, Any]) -> None:
         key = (self.representation, self.if_none_match, self._origin())
         messages = rendered.get(key)
         if messages is None:
@@ -92,7 +100,10 @@ class HeldResponse:
         here. That end wakes whatever waits on the request (a pending receive, the
         host's middleware) and starts its cleanup, which the poll's pass leaves for
         afterwards instead of running between its sends."""
-        await self.send(END_OF_BODY)
+        try:
+            await self.send(END_OF_BODY)
+        except Exception as exc:  # the client left meanwhile: nothing more to tell it
+            logger.debug("a held response could not be ended: %r", exc)
 
     def _origin(self) -> str | None:
         # Through the host's stack its CORS middleware adds the headers to each
