@@ -28,6 +28,7 @@ export {
   exactlyOnceFetch,
   submitOf,
   taggedRun,
+  withExactlyOnce,
 } from "./once.js";
 export { answerFromState, finalAnswer, pendingAnswer, statusFromState } from "./state.js";
 export {

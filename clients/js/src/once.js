@@ -205,3 +205,24 @@ export function exactlyOnceFetch(fetchImpl = undefined, options = {}) {
     }
   };
 }
+
+// Marks a caller whose fetch `withExactlyOnce` has wrapped already.
+const EXACTLY_ONCE = Symbol.for("@evoscientist/final-answer.exactlyOnce");
+
+/**
+ * An app's own langgraph SDK `Client` (`useStream({ client })`), its run submits made
+ * exactly-once: the fetch of its `runs` client, which posts the run streams, is wrapped
+ * in place with `exactlyOnceFetch`, once. Only the submits this package tags are ever
+ * looked up: every other request passes through as before. A client without that fetch
+ * (another SDK's shape) is returned untouched. The wrapped fetch is the client's own
+ * `callerOptions.fetch`, else the global `fetch`.
+ */
+export function withExactlyOnce(client, options = {}) {
+  const caller = client?.runs?.asyncCaller;
+  if (caller === null || typeof caller !== "object" || !("customFetch" in caller)) return client;
+  if (!caller[EXACTLY_ONCE]) {
+    caller.customFetch = exactlyOnceFetch(caller.customFetch, options);
+    caller[EXACTLY_ONCE] = true;
+  }
+  return client;
+}

@@ -13,7 +13,7 @@ import { useStream } from "@langchain/langgraph-sdk/react";
 import { useEffect, useMemo, useRef, useState } from "react";
 
 import { historyLimit, useThreadHistory } from "./history.js";
-import { exactlyOnceFetch } from "./once.js";
+import { exactlyOnceFetch, withExactlyOnce } from "./once.js";
 import { RunTracker, routeHeaders, runStorage } from "./run-tracker.js";
 import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "./settle.js";
 import { recoveryView } from "./stream-view.js";
@@ -44,7 +44,8 @@ export function useStreamWithRecovery(options) {
 
   const client = useMemo(
     () =>
-      options.client ??
+      // An app's own client is kept, its submits made exactly-once in place.
+      (options.client && withExactlyOnce(options.client)) ??
       new Client({
         apiUrl: options.apiUrl,
         apiKey: options.apiKey,

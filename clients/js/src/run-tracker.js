@@ -236,6 +236,9 @@ export class RunTracker {
     if (run !== this.run || !run.streaming) return;
     // Without the rejoin key, the SDK's stop() does not cancel the (finished) run.
     if (this.config.storage && run.threadId) this.config.storage.removeItem(rejoinKey(run.threadId));
+    // SDK 1.9's stop() returns at once, but its isLoading stays true until a reconnect
+    // backoff it is sleeping out ends (tens of seconds): the run is over for the app now.
+    run.stopped = true;
     this.stopping = true;
     try {
       // SDK 1.15's stop() is async (it re-reads the thread after calling onStop).

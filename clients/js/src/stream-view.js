@@ -17,7 +17,13 @@ import { applyAnswers, withFinalAnswer } from "./messages.js";
  */
 export function recoveryView(base, { tracker, threadId, messagesKey, submit, joinStream }) {
   const final = tracker.final;
-  const settled = final !== null && final.threadId === threadId && !base.isLoading;
+  // The SDK may still say it loads a stream this hook ended once the route said its run
+  // was complete (run-tracker's endStream): that run is over.
+  const ended =
+    base.isLoading && final !== null && final.run !== null && final.run.stopped === true &&
+    final.run === tracker.run;
+  const loading = base.isLoading && !ended;
+  const settled = final !== null && final.threadId === threadId && !loading;
   let overlaid = null; // once per render: stable identities for the app's memos
 
   // `streamValues` are the SDK's values, read by the caller through the getter the app
@@ -56,6 +62,8 @@ export function recoveryView(base, { tracker, threadId, messagesKey, submit, joi
         case "error":
           // A drop the route recovered from is not the run's error.
           return dropped && target.error === run.dropError ? undefined : target.error;
+        case "isLoading":
+          return loading;
         case "recovery":
           return tracker.recovery;
         case "submit":

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { exactlyOnceFetch, submitOf, taggedRun } from "../src/index.js";
+import { exactlyOnceFetch, submitOf, taggedRun, withExactlyOnce } from "../src/index.js";
 import { fakeClock, jsonResponse, mockServer, sseResponse } from "./fixtures.mjs";
 
 const SUBMIT_URL = "http://x/threads/t/runs/stream";
@@ -192,4 +192,39 @@ test("a gone thread: the lookup's 404 is the answer", async () => {
   const { fetchImpl } = mockServer([[/^POST /, networkError]]);
   const once = exactlyOnceFetch(fetchImpl);
   assert.equal((await once(SUBMIT_URL, submitInit())).status, 404);
+});
+
+test("an app's own SDK client gets its submits made exactly-once in place, once", async () => {
+  const { Client } = await import("@langchain/langgraph-sdk");
+  const { fetchImpl, calls } = mockServer([
+    [/^POST /, networkError],
+    [/^GET \/threads\/t\/runs$/, () => jsonResponse(200, [tagged("run-1")])],
+    [/^GET \/threads\/t\/runs\/run-1\/stream$/, () => sseResponse(["event: end\r\ndata: null\r\n\r\n"])],
+    [/^GET \/threads\/t\/state$/, () => jsonResponse(200, { values: {} })],
+  ]);
+  const client = new Client({ apiUrl: "http://x", apiKey: null, callerOptions: { fetch: fetchImpl } });
+  assert.equal(withExactlyOnce(client), client, "the app's own client, kept");
+  withExactlyOnce(client); // a second render: not wrapped twice
+  const events = [];
+  for await (const event of client.runs.stream("t", "A", {
+    input: {},
+    metadata: { recovery_request_id: REQUEST },
+    streamResumable: true,
+  })) {
+    events.push(event.event);
+  }
+  assert.equal(posts(calls).length, 1, "one POST: the cut submit's run is joined");
+  assert.deepEqual(
+    calls.filter((c) => c.path === "/threads/t/runs").length,
+    1,
+    "one lookup: the fetch is wrapped once",
+  );
+  assert.ok(calls.some((c) => c.path === "/threads/t/runs/run-1/stream"));
+  // Anything else passes through untouched.
+  await client.threads.getState("t");
+  assert.equal(calls.at(-1).path, "/threads/t/state");
+  // Another client shape is left alone.
+  const other = { runs: {} };
+  assert.equal(withExactlyOnce(other), other);
+  assert.deepEqual(other, { runs: {} });
 });

@@ -119,3 +119,21 @@ test("while the run still streams, the final text waits for the stream's end", (
   t.final = { run: null, runId: "r1", threadId: "t1", answer, values: null };
   assert.equal(view(handle, t).messages[1].content, "The answer is par");
 });
+
+test("a stream the hook ended once its run was complete no longer loads, whatever the SDK says", () => {
+  // SDK 1.9: stop() returns at once, isLoading stays true through a reconnect backoff.
+  const { handle } = sdkHandle(streamed, { isLoading: true });
+  const t = tracker();
+  const run = { streaming: true, stopped: false };
+  t.run = run;
+  const answer = { message_id: "a1", content: "The answer is parity.", status: "success", complete: true };
+  t.final = { run, runId: "r1", threadId: "t1", answer, values: null };
+  assert.equal(view(handle, t).isLoading, true, "not before the hook ended the stream");
+  run.stopped = true; // endStream
+  const stream = view(handle, t);
+  assert.equal(stream.isLoading, false);
+  assert.equal(stream.messages[1].content, "The answer is parity.");
+  // A later run's stream loads as the SDK says.
+  t.run = { streaming: true, stopped: false };
+  assert.equal(view(handle, t).isLoading, true);
+});

@@ -232,6 +232,13 @@ export interface ExactlyOnceOptions {
  * pass it as the langgraph SDK `Client`'s `callerOptions.fetch`.
  */
 export function exactlyOnceFetch(fetchImpl?: FetchLike, options?: ExactlyOnceOptions): FetchLike;
+/**
+ * An app's own langgraph SDK `Client`, its run submits made exactly-once: the fetch of
+ * its `runs` client is wrapped in place with `exactlyOnceFetch` (once; other requests pass
+ * through). `useStreamWithRecovery` does this to a `client` it is given. A client of
+ * another shape is returned untouched.
+ */
+export function withExactlyOnce<C>(client: C, options?: ExactlyOnceOptions): C;
 export function submitOf(
   input: string,
   init?: RequestInit,
