@@ -246,6 +246,7 @@ export class RunTracker {
     } finally {
       this.stopping = false;
     }
+    this.rerender(); // the view no longer says it loads (stream-view.js)
   }
 
   /** The text the stream showed for `messageId`: "" if the app never read messages. */
