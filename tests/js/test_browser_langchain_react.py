@@ -33,7 +33,18 @@ from tests.support.browser_langchain import (
     run_scenario,
     server,
 )
-from tests.support.browser_page import SUBMIT, build_page, squash, static_site
+from tests.support.browser_page import (
+    ANSWER_OF,
+    SUBMIT,
+    build_page,
+    distinct_lengths,
+    nth_run,
+    run_end,
+    squash,
+    static_site,
+    thread_of,
+    watch_texts,
+)
 from tests.support.interrupt_graph import REVIEW
 from tests.support.servers import DevServer
 
@@ -262,3 +273,91 @@ async def test_an_interrupt_surfaces_as_with_the_bare_binding(
     assert bare_done["interrupt"] is None and done["interrupt"] is None, (bare_done, done)
     assert done["messages"][-1]["text"] == "Reviewed: yes. The plan stands.", done
     assert shape(done) == shape(bare_done)
+
+
+# ---- useSuspenseStreamWithRecovery: the page's Chat under a Suspense boundary
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_suspense_drop_in_shows_the_route_answer_after_two_cuts(
+    transport: str,
+    browser: Browser,
+    site: str,
+    api: DevServer,
+    stream_bytes: dict[str, int],
+) -> None:
+    """Two runs in one page, each cut mid-answer on every event stream; then the thread
+    opened in a new page, which suspends until it is hydrated and shows both answers."""
+    scenario = SCENARIOS["two runs in one page, both cut"]
+    result = await run_scenario(
+        browser, site, api, scenario, "suspense", transport, stream_bytes[transport], 10, LINGER_S
+    )
+    assert result is not None
+    shown, proxy = result.shown, result.proxy
+    context = f"{transport}: proxy {json.dumps(vars(proxy.stats))}; shown {shown!r}"
+    assert proxy.stats.fired >= 2, f"the fault did not break both runs; {context}"
+    assert len(shown) == 2, context
+    for turn, run in enumerate(shown, start=1):
+        assert run.exact, f"run {turn}: not the route's answer 1 s after its end; {context}"
+        assert run.delay is not None and run.delay <= 1.0, context
+        assert not run.doubled, f"run {turn}: a prefix shows twice; {context}"
+        assert run.runs == 1, f"run {turn}: {run.runs} runs for one submit; {context}"
+        assert '"instances":"true"' in run.page_state, f"plain objects shown; {context}"
+    assert shown[0].head in squash(shown[1].body), f"the first turn was lost; {context}"
+    assert result.streams_after == 0, f"still reconnecting; {context}"
+
+    page_context = await browser.new_context()
+    try:
+        page = await page_context.new_page()
+        url = page_url(site, api.url, "suspense", transport) + f"&thread={shown[0].thread_id}"
+        await open_page(page, url)
+        want = [squash(run.expected) for run in shown]
+        await page.wait_for_function(
+            "want => { const body = document.querySelector('#chat')?.innerText ?? '';"
+            " const text = body.split(/\\s+/).filter(Boolean).join(' ');"
+            " return want.every(w => text.includes(w)); }",
+            arg=want,
+            timeout=30_000,
+        )
+        assert await page.evaluate("() => window.suspended") >= 1, "the thread never suspended"
+        assert await page.evaluate("() => window.boundaryErrors") == []
+    finally:
+        await page_context.close()
+
+
+async def _streamed_lengths(
+    browser: Browser, site: str, api: DevServer, hook: str, transport: str
+) -> dict[str, object]:
+    """One healthy run: the distinct lengths its answer showed while it streamed (as
+    tests/js/test_browser_recovery.py counts them), and whether it ended exact."""
+    context = await browser.new_context()
+    try:
+        page = await context.new_page()
+        await open_page(page, page_url(site, api.url, hook, transport))
+        await watch_texts(page)
+        await page.evaluate(SUBMIT, question())
+        thread_id = await thread_of(page)
+        run_id = await nth_run(api.url, thread_id, 1)
+        _, expected, message_id = await run_end(api.url, thread_id, run_id)
+        await asyncio.sleep(SETTLE_S)
+        return {
+            "lengths": await distinct_lengths(page, message_id),
+            "exact": await page.evaluate(ANSWER_OF, [message_id]) == expected,
+            "errors": await page.evaluate("() => window.boundaryErrors"),
+        }
+    finally:
+        await context.close()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_suspense_drop_in_streams_tokens_as_the_bare_binding(
+    transport: str, browser: Browser, site: str, api: DevServer
+) -> None:
+    bare = await _streamed_lengths(browser, site, api, "suspense-bare", transport)
+    hook = await _streamed_lengths(browser, site, api, "suspense", transport)
+    context = f"{transport}: useSuspenseStream {bare}; useSuspenseStreamWithRecovery {hook}"
+    print(context)
+    assert isinstance(bare["lengths"], int) and bare["lengths"] >= 10, context
+    assert isinstance(hook["lengths"], int) and hook["lengths"] * 2 >= bare["lengths"], context
+    assert hook["exact"] and bare["exact"], context
+    assert hook["errors"] == [] and bare["errors"] == [], context

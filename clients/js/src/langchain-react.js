@@ -14,6 +14,7 @@ import { createContext, createElement, useContext, useEffect, useRef, useState }
 import { exactlyOnceCommandsFetch } from "./lc-once.js";
 import { overlayAnswers } from "./lc-messages.js";
 import { IDLE_RECOVERY, RunFollower, STREAM_GRACE_MS } from "./lc-follower.js";
+import { hydrationKey, suspend, suspenseView } from "./lc-suspense.js";
 import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "./settle.js";
 import { newRequestId } from "./stream.js";
 
@@ -161,6 +162,19 @@ export function useStreamWithRecovery(options) {
     recovery: follower.recovery ?? IDLE_RECOVERY,
     [STREAM_CONTROLLER]: controller,
   };
+}
+
+/**
+ * `useSuspenseStream(options)` from @langchain/react, on `useStreamWithRecovery`: the
+ * component suspends until the shown thread's first hydration settles, and returns
+ * `isStreaming` in place of `isLoading`, `isThreadLoading` and `hydrationPromise`, plus
+ * `recovery`. A stream error reaches the error boundary only when the route did not
+ * recover the run (lc-suspense.js).
+ */
+export function useSuspenseStreamWithRecovery(options) {
+  const stream = useStreamWithRecovery(options);
+  suspend(stream, hydrationKey(options));
+  return suspenseView(stream);
 }
 
 const StreamContext = createContext(null);
