@@ -183,6 +183,24 @@ async def test_bare_binding_runs_a_submit_cut_before_its_response_twice(
     assert result.shown[0].runs == 2, result.shown
 
 
+async def test_bare_binding_shows_nothing_when_its_socket_is_cut_at_run_start(
+    browser: Browser, site: str, api: DevServer, stream_bytes: dict[str, int]
+) -> None:
+    """The control over WebSocket: the socket carried `run.start` to the server and was
+    cut before the command's answer. The server runs the turn once, but the binding's
+    command failed and it shows none of the answer; nothing re-sends the command. (The
+    drop-in's row in FAULTS: one run, the exact answer.)"""
+    scenario = SCENARIOS["cut before the response"]
+    result = await run_scenario(
+        browser, site, api, scenario, "bare", "websocket", stream_bytes["websocket"], 0, 0
+    )
+    assert result is not None
+    assert result.proxy.stats.fired == 1, vars(result.proxy.stats)
+    (run,) = result.shown
+    assert run.runs == 1, run
+    assert run.answer is None, run
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_server_restarted_mid_run_ends_on_the_route_answer(
     transport: str,

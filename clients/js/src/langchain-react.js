@@ -11,7 +11,7 @@
 import { STREAM_CONTROLLER, useStream } from "@langchain/react";
 import { createContext, createElement, useContext, useEffect, useRef, useState } from "react";
 
-import { exactlyOnceCommandsFetch } from "./lc-once.js";
+import { exactlyOnceCommandsFetch, exactlyOnceWebSocketFactory } from "./lc-once.js";
 import { overlayAnswers } from "./lc-messages.js";
 import { IDLE_RECOVERY, RunFollower, STREAM_GRACE_MS } from "./lc-follower.js";
 import { hydrationKey, suspend, suspenseView } from "./lc-suspense.js";
@@ -68,16 +68,29 @@ export function useStreamWithRecovery(options) {
   latest.current = options;
 
   // Run starts exactly once (lc-once.js): the binding's SSE transport sends its commands
-  // through this fetch, and retries none. A transport the app built itself is its own.
-  const onceFetch = useRef(null);
-  if (onceFetch.current === null || onceFetch.current.base !== options.fetch) {
-    onceFetch.current = { base: options.fetch, fetch: exactlyOnceCommandsFetch(options.fetch) };
+  // through this fetch, and retries none; its WebSocket transport opens its sockets
+  // through this factory, which answers a `run.start` cut before its answer. A transport
+  // the app built itself is its own.
+  const once = useRef(null);
+  if (
+    once.current === null ||
+    once.current.fetchBase !== options.fetch ||
+    once.current.socketBase !== options.webSocketFactory
+  ) {
+    once.current = {
+      fetchBase: options.fetch,
+      socketBase: options.webSocketFactory,
+      fetch: exactlyOnceCommandsFetch(options.fetch),
+      webSocketFactory: exactlyOnceWebSocketFactory(options.webSocketFactory, options.fetch),
+    };
   }
   const ownTransport = options.transport != null && typeof options.transport !== "string";
 
   const base = useStream({
     ...streamOptions,
-    ...(ownTransport ? {} : { fetch: onceFetch.current.fetch }),
+    ...(ownTransport
+      ? {}
+      : { fetch: once.current.fetch, webSocketFactory: once.current.webSocketFactory }),
     onThreadId(id) {
       follower.threadNamed(id);
       latest.current.onThreadId?.(id);
