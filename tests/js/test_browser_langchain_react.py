@@ -13,7 +13,10 @@ shows a truncated answer: what the recovery is for.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import os
+import re
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -21,6 +24,7 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, async_playwright
 
+from tests.support import browser_table as table
 from tests.support import jstools
 from tests.support.browser_langchain import (
     SCENARIOS,
@@ -379,3 +383,62 @@ async def test_suspense_drop_in_streams_tokens_as_the_bare_binding(
     assert isinstance(hook["lengths"], int) and hook["lengths"] * 2 >= bare["lengths"], context
     assert hook["exact"] and bare["exact"], context
     assert hook["errors"] == [] and bare["errors"] == [], context
+
+
+# ---- the measured table (docs/webui-browser-table.md): @langchain/react's columns
+
+TABLE = os.environ.get("EVOSCIENTIST_BROWSER_TABLE")
+# column → (hook, transport)
+TABLE_HOOKS = {
+    "bare (SSE)": ("bare", "sse"),
+    "bare (WebSocket)": ("bare", "websocket"),
+    "+ recovery (SSE)": ("recovery", "sse"),
+    "+ recovery (WebSocket)": ("recovery", "websocket"),
+}
+
+
+@pytest.mark.skipif(not TABLE, reason="EVOSCIENTIST_BROWSER_TABLE not set")
+async def test_measure_the_browser_table(
+    browser: Browser,
+    site: str,
+    api: DevServer,
+    stream_bytes: dict[str, int],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    assert TABLE is not None
+    rows: dict[str, dict[str, str]] = {}
+    for name, scenario in SCENARIOS.items():
+        rows[name] = {}
+        for column, (hook, transport) in TABLE_HOOKS.items():
+            if scenario.restart:
+                url_of = functools.partial(page_url, site, hook=hook, transport=transport)
+                root = tmp_path_factory.mktemp(f"table-restart-{hook}-{transport}")
+                rows[name][column] = table.cell([await restart_mid_run(browser, root, url_of)])
+                continue
+            try:
+                outcome = await run_scenario(
+                    browser, site, api, scenario, hook, transport, stream_bytes[transport], 10
+                )
+            except AssertionError as error:
+                # The bare binding may refuse a later submit (its transport gave up).
+                turn = re.search(r"never got run #(\d+)", str(error))
+                if turn is None:
+                    raise
+                rows[name][column] = f"run {turn[1]}: the submit made no run"
+                continue
+            rows[name][column] = (
+                table.NOT_APPLICABLE if outcome is None else table.cell(outcome.shown)
+            )
+    nested = ("@langchain", "react", "node_modules", "@langchain", "langgraph-sdk")
+    sdk = (
+        table.package_version(*nested)
+        if jstools.NODE_MODULES.joinpath(*nested).exists()
+        else table.package_version("@langchain", "langgraph-sdk")
+    )
+    measured_on = (
+        f"@langchain/react {table.package_version('@langchain', 'react')} with its"
+        f" @langchain/langgraph-sdk {sdk}, @langchain/core"
+        f" {table.package_version('@langchain', 'core')}, {table.environment(browser)}"
+    )
+    print(table.record(TABLE, table.LANGCHAIN_REACT, measured_on, rows))
+    table.assert_recovery_exact(rows, [c for c in TABLE_HOOKS if "recovery" in c])
