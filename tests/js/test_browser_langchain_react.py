@@ -17,7 +17,7 @@ import functools
 import json
 import os
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import httpx
 import pytest
@@ -91,9 +91,31 @@ async def browser(node: str) -> AsyncIterator[Browser]:
             await browser.close()
 
 
+StreamBytes = Callable[[str], Awaitable[int]]
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def stream_bytes(browser: Browser, site: str, api: DevServer) -> dict[str, int]:
-    return await healthy_stream_bytes(browser, site, api)
+async def stream_bytes(browser: Browser, site: str, api: DevServer) -> StreamBytes:
+    """A healthy event stream's size per transport, measured on a transport's first use:
+    a worker that runs one transport's tests measures that one only."""
+    sizes: dict[str, int] = {}
+
+    async def of(transport: str) -> int:
+        if transport not in sizes:
+            sizes.update(await healthy_stream_bytes(browser, site, api, (transport,)))
+        return sizes[transport]
+
+    return of
+
+
+def on_worker_of(transport: str) -> pytest.MarkDecorator:
+    """One xdist group per transport: under ``make test`` the module's tests split over
+    two workers, each with its own server and page (~10 s to set up), instead of running
+    one after another on one worker (~4 min, the suite's longest group)."""
+    return pytest.mark.xdist_group(f"{__name__}[{transport}]")
+
+
+TRANSPORT_PARAMS = [pytest.param(t, id=t, marks=on_worker_of(t)) for t in TRANSPORTS]
 
 
 # How long a page stays open after its last run, watched for reconnects (the bare
@@ -109,7 +131,7 @@ async def run_statuses(api: str, thread_id: str) -> set[str]:
 
 
 FAULTS = [
-    pytest.param(name, transport, id=f"{name}-{transport}")
+    pytest.param(name, transport, id=f"{name}-{transport}", marks=on_worker_of(transport))
     for name, scenario in SCENARIOS.items()
     for transport in TRANSPORTS
     if name != "no fault" and not scenario.restart and scenario.fault(1000, transport)
@@ -123,11 +145,19 @@ async def test_the_page_shows_the_route_answer_after_every_fault(
     browser: Browser,
     site: str,
     api: DevServer,
-    stream_bytes: dict[str, int],
+    stream_bytes: StreamBytes,
 ) -> None:
     scenario = SCENARIOS[name]
     result = await run_scenario(
-        browser, site, api, scenario, "recovery", transport, stream_bytes[transport], 10, LINGER_S
+        browser,
+        site,
+        api,
+        scenario,
+        "recovery",
+        transport,
+        await stream_bytes(transport),
+        10,
+        LINGER_S,
     )
     assert result is not None
     shown, proxy = result.shown, result.proxy
@@ -149,18 +179,18 @@ async def test_the_page_shows_the_route_answer_after_every_fault(
         assert await run_statuses(api.url, run.thread_id) == {"success"}, context
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", TRANSPORT_PARAMS)
 async def test_bare_binding_ends_truncated_when_every_reconnect_is_cut(
     transport: str,
     browser: Browser,
     site: str,
     api: DevServer,
-    stream_bytes: dict[str, int],
+    stream_bytes: StreamBytes,
 ) -> None:
     """The control: the same fault without the recovery leaves the answer cut short."""
     scenario = SCENARIOS["cut mid-answer, every reconnect cut"]
     result = await run_scenario(
-        browser, site, api, scenario, "bare", transport, stream_bytes[transport], 0, LINGER_S
+        browser, site, api, scenario, "bare", transport, await stream_bytes(transport), 0, LINGER_S
     )
     assert result is not None
     shown = result.shown
@@ -173,22 +203,24 @@ async def test_bare_binding_ends_truncated_when_every_reconnect_is_cut(
         assert result.streams_after > 0, "the bare binding stopped reconnecting after the run"
 
 
+@on_worker_of("sse")
 async def test_bare_binding_runs_a_submit_cut_before_its_response_twice(
-    browser: Browser, site: str, api: DevServer, stream_bytes: dict[str, int]
+    browser: Browser, site: str, api: DevServer, stream_bytes: StreamBytes
 ) -> None:
     """The control: the binding's own client re-sends the cut `run.start` (its
     AsyncCaller retries "Failed to fetch"), and the server starts a second run."""
     scenario = SCENARIOS["cut before the response"]
     result = await run_scenario(
-        browser, site, api, scenario, "bare", "sse", stream_bytes["sse"], 10, 0
+        browser, site, api, scenario, "bare", "sse", await stream_bytes("sse"), 10, 0
     )
     assert result is not None
     assert result.proxy.stats.fired >= 1, vars(result.proxy.stats)
     assert result.shown[0].runs == 2, result.shown
 
 
+@on_worker_of("websocket")
 async def test_bare_binding_shows_nothing_when_its_socket_is_cut_at_run_start(
-    browser: Browser, site: str, api: DevServer, stream_bytes: dict[str, int]
+    browser: Browser, site: str, api: DevServer, stream_bytes: StreamBytes
 ) -> None:
     """The control over WebSocket: the socket carried `run.start` to the server and was
     cut before the command's answer. The server runs the turn once, but the binding's
@@ -196,7 +228,7 @@ async def test_bare_binding_shows_nothing_when_its_socket_is_cut_at_run_start(
     drop-in's row in FAULTS: one run, the exact answer.)"""
     scenario = SCENARIOS["cut before the response"]
     result = await run_scenario(
-        browser, site, api, scenario, "bare", "websocket", stream_bytes["websocket"], 0, 0
+        browser, site, api, scenario, "bare", "websocket", await stream_bytes("websocket"), 0, 0
     )
     assert result is not None
     assert result.proxy.stats.fired == 1, vars(result.proxy.stats)
@@ -205,7 +237,7 @@ async def test_bare_binding_shows_nothing_when_its_socket_is_cut_at_run_start(
     assert run.answer is None, run
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", TRANSPORT_PARAMS)
 async def test_a_server_restarted_mid_run_ends_on_the_route_answer(
     transport: str,
     browser: Browser,
@@ -271,7 +303,7 @@ def shape(seen: dict) -> dict:
     return {**seen, "messages": messages}
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", TRANSPORT_PARAMS)
 async def test_tool_calls_show_as_with_the_bare_binding(
     transport: str, browser: Browser, site: str, api: DevServer
 ) -> None:
@@ -282,7 +314,7 @@ async def test_tool_calls_show_as_with_the_bare_binding(
     assert shape(recovery) == shape(bare)
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", TRANSPORT_PARAMS)
 async def test_an_interrupt_surfaces_as_with_the_bare_binding(
     transport: str, browser: Browser, site: str, api: DevServer
 ) -> None:
@@ -300,19 +332,27 @@ async def test_an_interrupt_surfaces_as_with_the_bare_binding(
 # ---- useSuspenseStreamWithRecovery: the page's Chat under a Suspense boundary
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", TRANSPORT_PARAMS)
 async def test_suspense_drop_in_shows_the_route_answer_after_two_cuts(
     transport: str,
     browser: Browser,
     site: str,
     api: DevServer,
-    stream_bytes: dict[str, int],
+    stream_bytes: StreamBytes,
 ) -> None:
     """Two runs in one page, each cut mid-answer on every event stream; then the thread
     opened in a new page, which suspends until it is hydrated and shows both answers."""
     scenario = SCENARIOS["two runs in one page, both cut"]
     result = await run_scenario(
-        browser, site, api, scenario, "suspense", transport, stream_bytes[transport], 10, LINGER_S
+        browser,
+        site,
+        api,
+        scenario,
+        "suspense",
+        transport,
+        await stream_bytes(transport),
+        10,
+        LINGER_S,
     )
     assert result is not None
     shown, proxy = result.shown, result.proxy
@@ -371,7 +411,7 @@ async def _streamed_lengths(
         await context.close()
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", TRANSPORT_PARAMS)
 async def test_suspense_drop_in_streams_tokens_as_the_bare_binding(
     transport: str, browser: Browser, site: str, api: DevServer
 ) -> None:
@@ -402,7 +442,7 @@ async def test_measure_the_browser_table(
     browser: Browser,
     site: str,
     api: DevServer,
-    stream_bytes: dict[str, int],
+    stream_bytes: StreamBytes,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     assert TABLE is not None
@@ -417,7 +457,7 @@ async def test_measure_the_browser_table(
                 continue
             try:
                 outcome = await run_scenario(
-                    browser, site, api, scenario, hook, transport, stream_bytes[transport], 10
+                    browser, site, api, scenario, hook, transport, await stream_bytes(transport), 10
                 )
             except AssertionError as error:
                 # The bare binding may refuse a later submit (its transport gave up).

@@ -334,10 +334,12 @@ async def _answer_started(api: str, thread_id: str, run_id: str) -> None:
     raise AssertionError(f"run {run_id} never began its answer")
 
 
-async def healthy_stream_bytes(browser: Browser, site: str, api: DevServer) -> dict[str, int]:
+async def healthy_stream_bytes(
+    browser: Browser, site: str, api: DevServer, transports: tuple[str, ...] = TRANSPORTS
+) -> dict[str, int]:
     """Bytes of one healthy run's longest event stream, per transport, to place faults."""
     sizes = {}
-    for transport in TRANSPORTS:
+    for transport in transports:
         outcome = await run_scenario(
             browser, site, api, SCENARIOS["no fault"], "bare", transport, 0
         )
