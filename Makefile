@@ -28,6 +28,13 @@ $(error tests/support/jstools.py names no NEWEST_SDK)
 endif
 JS_SDK_DIR := $(JS)/node_modules/.sdk/$(JS_SDK)
 JS_SDK_STAMP := $(JS_SDK_DIR)/.installed
+# @langchain/core's floor (tests/support/jstools.py's CORE_FLOOR), for the unit tests, the same way.
+JS_CORE := $(shell sed -n 's/^CORE_FLOOR = "\(.*\)"$$/\1/p' tests/support/jstools.py)
+ifeq ($(JS_CORE),)
+$(error tests/support/jstools.py names no CORE_FLOOR)
+endif
+JS_CORE_DIR := $(JS)/node_modules/.core/$(JS_CORE)
+JS_CORE_STAMP := $(JS_CORE_DIR)/.installed
 
 # The demo (EvoScientist/: agent, offline model, checkpointer, /api/models) is not in
 # the package (evoscientist_final_answer): the repository root goes on the venv's path.
@@ -50,12 +57,19 @@ $(JS_SDK_STAMP): $(JS_STAMP)
 		&& touch $(JS_SDK_STAMP); \
 	else echo "npm not found: the JS tests will skip"; fi
 
-install: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP)
+$(JS_CORE_STAMP): $(JS_STAMP)
+	@if command -v npm >/dev/null; then \
+		mkdir -p $(JS_CORE_DIR) && npm install --no-save --no-audit --no-fund --loglevel=error \
+			--legacy-peer-deps --prefix $(JS_CORE_DIR) @langchain/core@$(JS_CORE) \
+		&& touch $(JS_CORE_STAMP); \
+	else echo "npm not found: the JS tests will skip"; fi
+
+install: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP)
 
 dev: $(STAMP)
 	$(BIN)/langgraph dev --no-browser --host 127.0.0.1 --port $(PORT)
 
-test: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) upstream-env
+test: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP) upstream-env
 	$(BIN)/ruff check EvoScientist evoscientist_final_answer tests
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
@@ -70,9 +84,17 @@ clean:
 layer-table: $(STAMP)
 	EVOSCIENTIST_LAYER_TABLE=docs/webui-layer-table.md $(BIN)/python -m pytest -q tests/recovery/test_layers.py
 
-# What a browser shows per fault: bare useStream vs useStreamWithRecovery (docs/webui-browser-table.md).
+# What a browser shows per fault (docs/webui-browser-table.md): bare useStream vs
+# useStreamWithRecovery on each SDK of the matrix (tests/support/jstools.py's SDKS), and
+# @langchain/react bare vs its drop-in. Each group of columns is measured by its own test
+# and merged into the file with what it was measured on (tests/support/browser_table.py),
+# so TABLE_K can re-measure one group alone: TABLE_K=sdk-1.15.0 (useStream on that SDK),
+# TABLE_K=sdk-1.9.25, or TABLE_K=langchain_react.
+TABLE_K ?=
 webui-browser-table: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP)
-	EVOSCIENTIST_BROWSER_TABLE=docs/webui-browser-table.md $(BIN)/python -m pytest -q tests/js/test_browser_recovery.py -k measure
+	EVOSCIENTIST_BROWSER_TABLE=docs/webui-browser-table.md $(BIN)/python -m pytest -q \
+		tests/js/test_browser_recovery.py tests/js/test_browser_langchain_react.py \
+		-k "measure$(if $(TABLE_K), and $(TABLE_K))"
 
 # Timings, not tests: medians side by side, written to docs/benchmarks.md and
 # docs/benchmarks-upstream.md (~20 min).

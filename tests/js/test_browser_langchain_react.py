@@ -13,14 +13,18 @@ shows a truncated answer: what the recovery is for.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
-from collections.abc import AsyncIterator, Iterator
+import os
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import httpx
 import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, async_playwright
 
+from tests.support import browser_table as table
 from tests.support import jstools
 from tests.support.browser_langchain import (
     SCENARIOS,
@@ -33,7 +37,18 @@ from tests.support.browser_langchain import (
     run_scenario,
     server,
 )
-from tests.support.browser_page import SUBMIT, build_page, squash, static_site
+from tests.support.browser_page import (
+    ANSWER_OF,
+    SUBMIT,
+    build_page,
+    distinct_lengths,
+    nth_run,
+    run_end,
+    squash,
+    static_site,
+    thread_of,
+    watch_texts,
+)
 from tests.support.interrupt_graph import REVIEW
 from tests.support.servers import DevServer
 
@@ -76,9 +91,31 @@ async def browser(node: str) -> AsyncIterator[Browser]:
             await browser.close()
 
 
+StreamBytes = Callable[[str], Awaitable[int]]
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def stream_bytes(browser: Browser, site: str, api: DevServer) -> dict[str, int]:
-    return await healthy_stream_bytes(browser, site, api)
+async def stream_bytes(browser: Browser, site: str, api: DevServer) -> StreamBytes:
+    """A healthy event stream's size per transport, measured on a transport's first use:
+    a worker that runs one transport's tests measures that one only."""
+    sizes: dict[str, int] = {}
+
+    async def of(transport: str) -> int:
+        if transport not in sizes:
+            sizes.update(await healthy_stream_bytes(browser, site, api, (transport,)))
+        return sizes[transport]
+
+    return of
+
+
+def on_worker_of(transport: str) -> pytest.MarkDecorator:
+    """One xdist group per transport: under ``make test`` the module's tests split over
+    two workers, each with its own server and page (~10 s to set up), instead of running
+    one after another on one worker (~4 min, the suite's longest group)."""
+    return pytest.mark.xdist_group(f"{__name__}[{transport}]")
+
+
+TRANSPORT_PARAMS = [pytest.param(t, id=t, marks=on_worker_of(t)) for t in TRANSPORTS]
 
 
 # How long a page stays open after its last run, watched for reconnects (the bare
@@ -94,7 +131,7 @@ async def run_statuses(api: str, thread_id: str) -> set[str]:
 
 
 FAULTS = [
-    pytest.param(name, transport, id=f"{name}-{transport}")
+    pytest.param(name, transport, id=f"{name}-{transport}", marks=on_worker_of(transport))
     for name, scenario in SCENARIOS.items()
     for transport in TRANSPORTS
     if name != "no fault" and not scenario.restart and scenario.fault(1000, transport)
@@ -108,11 +145,19 @@ async def test_the_page_shows_the_route_answer_after_every_fault(
     browser: Browser,
     site: str,
     api: DevServer,
-    stream_bytes: dict[str, int],
+    stream_bytes: StreamBytes,
 ) -> None:
     scenario = SCENARIOS[name]
     result = await run_scenario(
-        browser, site, api, scenario, "recovery", transport, stream_bytes[transport], 10, LINGER_S
+        browser,
+        site,
+        api,
+        scenario,
+        "recovery",
+        transport,
+        await stream_bytes(transport),
+        10,
+        LINGER_S,
     )
     assert result is not None
     shown, proxy = result.shown, result.proxy
@@ -134,18 +179,18 @@ async def test_the_page_shows_the_route_answer_after_every_fault(
         assert await run_statuses(api.url, run.thread_id) == {"success"}, context
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", TRANSPORT_PARAMS)
 async def test_bare_binding_ends_truncated_when_every_reconnect_is_cut(
     transport: str,
     browser: Browser,
     site: str,
     api: DevServer,
-    stream_bytes: dict[str, int],
+    stream_bytes: StreamBytes,
 ) -> None:
     """The control: the same fault without the recovery leaves the answer cut short."""
     scenario = SCENARIOS["cut mid-answer, every reconnect cut"]
     result = await run_scenario(
-        browser, site, api, scenario, "bare", transport, stream_bytes[transport], 0, LINGER_S
+        browser, site, api, scenario, "bare", transport, await stream_bytes(transport), 0, LINGER_S
     )
     assert result is not None
     shown = result.shown
@@ -158,21 +203,41 @@ async def test_bare_binding_ends_truncated_when_every_reconnect_is_cut(
         assert result.streams_after > 0, "the bare binding stopped reconnecting after the run"
 
 
+@on_worker_of("sse")
 async def test_bare_binding_runs_a_submit_cut_before_its_response_twice(
-    browser: Browser, site: str, api: DevServer, stream_bytes: dict[str, int]
+    browser: Browser, site: str, api: DevServer, stream_bytes: StreamBytes
 ) -> None:
     """The control: the binding's own client re-sends the cut `run.start` (its
     AsyncCaller retries "Failed to fetch"), and the server starts a second run."""
     scenario = SCENARIOS["cut before the response"]
     result = await run_scenario(
-        browser, site, api, scenario, "bare", "sse", stream_bytes["sse"], 10, 0
+        browser, site, api, scenario, "bare", "sse", await stream_bytes("sse"), 10, 0
     )
     assert result is not None
     assert result.proxy.stats.fired >= 1, vars(result.proxy.stats)
     assert result.shown[0].runs == 2, result.shown
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@on_worker_of("websocket")
+async def test_bare_binding_shows_nothing_when_its_socket_is_cut_at_run_start(
+    browser: Browser, site: str, api: DevServer, stream_bytes: StreamBytes
+) -> None:
+    """The control over WebSocket: the socket carried `run.start` to the server and was
+    cut before the command's answer. The server runs the turn once, but the binding's
+    command failed and it shows none of the answer; nothing re-sends the command. (The
+    drop-in's row in FAULTS: one run, the exact answer.)"""
+    scenario = SCENARIOS["cut before the response"]
+    result = await run_scenario(
+        browser, site, api, scenario, "bare", "websocket", await stream_bytes("websocket"), 0, 0
+    )
+    assert result is not None
+    assert result.proxy.stats.fired == 1, vars(result.proxy.stats)
+    (run,) = result.shown
+    assert run.runs == 1, run
+    assert run.answer is None, run
+
+
+@pytest.mark.parametrize("transport", TRANSPORT_PARAMS)
 async def test_a_server_restarted_mid_run_ends_on_the_route_answer(
     transport: str,
     browser: Browser,
@@ -238,7 +303,7 @@ def shape(seen: dict) -> dict:
     return {**seen, "messages": messages}
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", TRANSPORT_PARAMS)
 async def test_tool_calls_show_as_with_the_bare_binding(
     transport: str, browser: Browser, site: str, api: DevServer
 ) -> None:
@@ -249,7 +314,7 @@ async def test_tool_calls_show_as_with_the_bare_binding(
     assert shape(recovery) == shape(bare)
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", TRANSPORT_PARAMS)
 async def test_an_interrupt_surfaces_as_with_the_bare_binding(
     transport: str, browser: Browser, site: str, api: DevServer
 ) -> None:
@@ -262,3 +327,158 @@ async def test_an_interrupt_surfaces_as_with_the_bare_binding(
     assert bare_done["interrupt"] is None and done["interrupt"] is None, (bare_done, done)
     assert done["messages"][-1]["text"] == "Reviewed: yes. The plan stands.", done
     assert shape(done) == shape(bare_done)
+
+
+# ---- useSuspenseStreamWithRecovery: the page's Chat under a Suspense boundary
+
+
+@pytest.mark.parametrize("transport", TRANSPORT_PARAMS)
+async def test_suspense_drop_in_shows_the_route_answer_after_two_cuts(
+    transport: str,
+    browser: Browser,
+    site: str,
+    api: DevServer,
+    stream_bytes: StreamBytes,
+) -> None:
+    """Two runs in one page, each cut mid-answer on every event stream; then the thread
+    opened in a new page, which suspends until it is hydrated and shows both answers."""
+    scenario = SCENARIOS["two runs in one page, both cut"]
+    result = await run_scenario(
+        browser,
+        site,
+        api,
+        scenario,
+        "suspense",
+        transport,
+        await stream_bytes(transport),
+        10,
+        LINGER_S,
+    )
+    assert result is not None
+    shown, proxy = result.shown, result.proxy
+    context = f"{transport}: proxy {json.dumps(vars(proxy.stats))}; shown {shown!r}"
+    assert proxy.stats.fired >= 2, f"the fault did not break both runs; {context}"
+    assert len(shown) == 2, context
+    for turn, run in enumerate(shown, start=1):
+        assert run.exact, f"run {turn}: not the route's answer 1 s after its end; {context}"
+        assert run.delay is not None and run.delay <= 1.0, context
+        assert not run.doubled, f"run {turn}: a prefix shows twice; {context}"
+        assert run.runs == 1, f"run {turn}: {run.runs} runs for one submit; {context}"
+        assert '"instances":"true"' in run.page_state, f"plain objects shown; {context}"
+    assert shown[0].head in squash(shown[1].body), f"the first turn was lost; {context}"
+    assert result.streams_after == 0, f"still reconnecting; {context}"
+
+    page_context = await browser.new_context()
+    try:
+        page = await page_context.new_page()
+        url = page_url(site, api.url, "suspense", transport) + f"&thread={shown[0].thread_id}"
+        await open_page(page, url)
+        want = [squash(run.expected) for run in shown]
+        await page.wait_for_function(
+            "want => { const body = document.querySelector('#chat')?.innerText ?? '';"
+            " const text = body.split(/\\s+/).filter(Boolean).join(' ');"
+            " return want.every(w => text.includes(w)); }",
+            arg=want,
+            timeout=30_000,
+        )
+        assert await page.evaluate("() => window.suspended") >= 1, "the thread never suspended"
+        assert await page.evaluate("() => window.boundaryErrors") == []
+    finally:
+        await page_context.close()
+
+
+async def _streamed_lengths(
+    browser: Browser, site: str, api: DevServer, hook: str, transport: str
+) -> dict[str, object]:
+    """One healthy run: the distinct lengths its answer showed while it streamed (as
+    tests/js/test_browser_recovery.py counts them), and whether it ended exact."""
+    context = await browser.new_context()
+    try:
+        page = await context.new_page()
+        await open_page(page, page_url(site, api.url, hook, transport))
+        await watch_texts(page)
+        await page.evaluate(SUBMIT, question())
+        thread_id = await thread_of(page)
+        run_id = await nth_run(api.url, thread_id, 1)
+        _, expected, message_id = await run_end(api.url, thread_id, run_id)
+        await asyncio.sleep(SETTLE_S)
+        return {
+            "lengths": await distinct_lengths(page, message_id),
+            "exact": await page.evaluate(ANSWER_OF, [message_id]) == expected,
+            "errors": await page.evaluate("() => window.boundaryErrors"),
+        }
+    finally:
+        await context.close()
+
+
+@pytest.mark.parametrize("transport", TRANSPORT_PARAMS)
+async def test_suspense_drop_in_streams_tokens_as_the_bare_binding(
+    transport: str, browser: Browser, site: str, api: DevServer
+) -> None:
+    bare = await _streamed_lengths(browser, site, api, "suspense-bare", transport)
+    hook = await _streamed_lengths(browser, site, api, "suspense", transport)
+    context = f"{transport}: useSuspenseStream {bare}; useSuspenseStreamWithRecovery {hook}"
+    print(context)
+    assert isinstance(bare["lengths"], int) and bare["lengths"] >= 10, context
+    assert isinstance(hook["lengths"], int) and hook["lengths"] * 2 >= bare["lengths"], context
+    assert hook["exact"] and bare["exact"], context
+    assert hook["errors"] == [] and bare["errors"] == [], context
+
+
+# ---- the measured table (docs/webui-browser-table.md): @langchain/react's columns
+
+TABLE = os.environ.get("EVOSCIENTIST_BROWSER_TABLE")
+# column → (hook, transport)
+TABLE_HOOKS = {
+    "bare (SSE)": ("bare", "sse"),
+    "bare (WebSocket)": ("bare", "websocket"),
+    "+ recovery (SSE)": ("recovery", "sse"),
+    "+ recovery (WebSocket)": ("recovery", "websocket"),
+}
+
+
+@pytest.mark.skipif(not TABLE, reason="EVOSCIENTIST_BROWSER_TABLE not set")
+async def test_measure_the_browser_table(
+    browser: Browser,
+    site: str,
+    api: DevServer,
+    stream_bytes: StreamBytes,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    assert TABLE is not None
+    rows: dict[str, dict[str, str]] = {}
+    for name, scenario in SCENARIOS.items():
+        rows[name] = {}
+        for column, (hook, transport) in TABLE_HOOKS.items():
+            if scenario.restart:
+                url_of = functools.partial(page_url, site, hook=hook, transport=transport)
+                root = tmp_path_factory.mktemp(f"table-restart-{hook}-{transport}")
+                rows[name][column] = table.cell([await restart_mid_run(browser, root, url_of)])
+                continue
+            try:
+                outcome = await run_scenario(
+                    browser, site, api, scenario, hook, transport, await stream_bytes(transport), 10
+                )
+            except AssertionError as error:
+                # The bare binding may refuse a later submit (its transport gave up).
+                turn = re.search(r"never got run #(\d+)", str(error))
+                if turn is None:
+                    raise
+                rows[name][column] = f"run {turn[1]}: the submit made no run"
+                continue
+            rows[name][column] = (
+                table.NOT_APPLICABLE if outcome is None else table.cell(outcome.shown)
+            )
+    nested = ("@langchain", "react", "node_modules", "@langchain", "langgraph-sdk")
+    sdk = (
+        table.package_version(*nested)
+        if jstools.NODE_MODULES.joinpath(*nested).exists()
+        else table.package_version("@langchain", "langgraph-sdk")
+    )
+    measured_on = (
+        f"@langchain/react {table.package_version('@langchain', 'react')} with its"
+        f" @langchain/langgraph-sdk {sdk}, @langchain/core"
+        f" {table.package_version('@langchain', 'core')}, {table.environment(browser)}"
+    )
+    print(table.record(TABLE, table.LANGCHAIN_REACT, measured_on, rows))
+    table.assert_recovery_exact(rows, [c for c in TABLE_HOOKS if "recovery" in c])

@@ -10,11 +10,11 @@ answer token by token as with bare ``useStream``.
 
 Every test runs on each SDK of ``jstools.SDKS`` (the lockfile's and the newest 1.x).
 
-Set ``EVOSCIENTIST_BROWSER_TABLE=path`` to also measure bare ``useStream`` (with
-langgraph's default CORS, and with ``Location`` exposed), @langchain/react's ``useStream``
-bare and with recovery over SSE and WebSocket (tests/support/browser_langchain.py), and a server
-restarted mid-run, and write the table (``make webui-browser-table``;
-docs/webui-integration.md).
+Set ``EVOSCIENTIST_BROWSER_TABLE=path`` to also measure, on each SDK, bare ``useStream``
+(with langgraph's default CORS, and with ``Location`` exposed) and the hook, plus a server
+restarted mid-run, and merge them into the table as that SDK's columns
+(``make webui-browser-table``; tests/support/browser_table.py; @langchain/react's columns
+come from tests/js/test_browser_langchain_react.py).
 """
 
 from __future__ import annotations
@@ -24,11 +24,9 @@ import functools
 import itertools
 import json
 import os
-import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +35,7 @@ import pytest_asyncio
 from playwright.async_api import Browser, async_playwright
 
 from tests.support import browser_langchain as lc
+from tests.support import browser_table as table
 from tests.support import jstools
 from tests.support.browser_page import (
     SUBMIT,
@@ -280,97 +279,22 @@ async def test_a_healthy_run_streams_as_with_bare_use_stream(
         assert with_hook["exact"] and with_bare["exact"], context
 
 
-# ---- the measured table (docs/webui-integration.md)
+# ---- the measured table (docs/webui-browser-table.md)
 
 TABLE = os.environ.get("EVOSCIENTIST_BROWSER_TABLE")
-
-
-def _verdict(run: Shown) -> str:
-    verdict = run.verdict()
-    if not verdict.startswith("exact") and run.delay is not None:
-        verdict += f" (exact {run.delay:.1f} s after the run's end)"
-    return verdict
-
-
-def _cell(shown: list[Shown]) -> str:
-    verdicts = [_verdict(run) for run in shown]
-    if len(verdicts) == 1:
-        return verdicts[0]
-    return "; ".join(f"run {i}: {v}" for i, v in enumerate(verdicts, start=1))
-
-
-# @langchain/react's columns (tests/support/browser_langchain.py): column → (hook, transport).
-LC_HOOKS = {
-    "@langchain/react (SSE)": ("bare", "sse"),
-    "@langchain/react (WebSocket)": ("bare", "websocket"),
-    "@langchain/react + recovery (SSE)": ("recovery", "sse"),
-    "@langchain/react + recovery (WebSocket)": ("recovery", "websocket"),
-}
 RESTART = "server restarted mid-run"
-NOT_APPLICABLE = "—"
-
-
-def _package_version(*names: str) -> str:
-    path = jstools.NODE_MODULES.joinpath(*names, "package.json")
-    return str(json.loads(path.read_text())["version"])
-
-
-def _versions(browser: Browser) -> str:
-    """What the table was measured on."""
-    nested = ("@langchain", "react", "node_modules", "@langchain", "langgraph-sdk")
-    react_sdk = (
-        _package_version(*nested)
-        if jstools.NODE_MODULES.joinpath(*nested).exists()
-        else _package_version("@langchain", "langgraph-sdk")
-    )
-    return (
-        f"Measured on @langchain/langgraph-sdk {_package_version('@langchain', 'langgraph-sdk')}"
-        f" (useStream columns), @langchain/react {_package_version('@langchain', 'react')}"
-        f" with @langchain/langgraph-sdk {react_sdk} and @langchain/core"
-        f" {_package_version('@langchain', 'core')}, react {_package_version('react')},"
-        f" langgraph-api {version('langgraph-api')}, chromium {browser.version}."
-    )
-
-
-async def _langchain_react_rows(
-    browser: Browser, site: str, server: DevServer, root: Path
-) -> dict[str, dict[str, str]]:
-    sizes = await lc.healthy_stream_bytes(browser, site, server)
-    rows: dict[str, dict[str, str]] = {}
-    for name, scenario in lc.SCENARIOS.items():
-        rows[name] = {}
-        for column, (hook, transport) in LC_HOOKS.items():
-            if scenario.restart:
-                url_of = functools.partial(lc.page_url, site, hook=hook, transport=transport)
-                shown = [await lc.restart_mid_run(browser, root / f"{hook}-{transport}", url_of)]
-            else:
-                try:
-                    outcome = await lc.run_scenario(
-                        browser, site, server, scenario, hook, transport, sizes[transport], 10
-                    )
-                except AssertionError as error:
-                    # The bare binding may refuse a later submit (its transport gave up).
-                    turn = re.search(r"never got run #(\d+)", str(error))
-                    if turn is None:
-                        raise
-                    rows[name][column] = f"run {turn[1]}: the submit made no run"
-                    continue
-                if outcome is None:
-                    rows[name][column] = NOT_APPLICABLE
-                    continue
-                shown = outcome.shown
-            rows[name][column] = _cell(shown)
-    return rows
 
 
 @pytest.mark.skipif(not TABLE, reason="EVOSCIENTIST_BROWSER_TABLE not set")
 async def test_measure_the_browser_table(
     browser: Browser,
     site: str,
+    sdk: str,
     server: DevServer,
     stream_bytes: int,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
+    """The ``useStream`` columns on this SDK, merged into the table as its own group."""
     assert TABLE is not None
     root = tmp_path_factory.mktemp("default-cors")
     with _server(root, "default", {"CORS_CONFIG": json.dumps(DEFAULT_CORS)}) as default:
@@ -382,42 +306,19 @@ async def test_measure_the_browser_table(
                 shown, _ = await run_scenario(
                     browser, site, servers[which], scenario, hook, stream_bytes, late_wait_s=10
                 )
-                rows[name][column] = _cell(shown)
+                rows[name][column] = table.cell(shown)
                 await asyncio.sleep(0)
     rows[RESTART] = {}
     for column, (hook, which) in HOOKS.items():
         env = {"CORS_CONFIG": json.dumps(DEFAULT_CORS)} if which == "default" else {}
         url_of = functools.partial(_sdk_page_url, site, hook=hook)
         restart_root = tmp_path_factory.mktemp("restart")
-        rows[RESTART][column] = _cell(
+        rows[RESTART][column] = table.cell(
             [await lc.restart_mid_run(browser, restart_root, url_of, env)]
         )
-    lc_rows = await _langchain_react_rows(
-        browser, site, server, tmp_path_factory.mktemp("lc-restart")
-    )
-    columns = [*HOOKS, *LC_HOOKS]
-    lines = [
-        _versions(browser),
-        "",
-        "| fault | " + " | ".join(columns) + " |",
-        "|---" * (len(columns) + 1) + "|",
-    ]
-    for name in [*rows, *(name for name in lc_rows if name not in rows)]:
-        cells = {**rows.get(name, {}), **lc_rows.get(name, {})}
-        lines.append(
-            f"| {name} | " + " | ".join(cells.get(c, NOT_APPLICABLE) for c in columns) + " |"
-        )
-    Path(TABLE).write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    recovery_columns = ["useStreamWithRecovery", *(c for c in LC_HOOKS if "recovery" in c)]
-    for name in rows.keys() | lc_rows.keys():
-        cells = {**rows.get(name, {}), **lc_rows.get(name, {})}
-        for column in recovery_columns:
-            for verdict in re.split(r"; ", cells.get(column, NOT_APPLICABLE)):
-                verdict = re.sub(r"^run \d+: ", "", verdict)
-                if verdict == NOT_APPLICABLE:
-                    continue
-                assert verdict.startswith("exact") and "late" not in verdict, (name, cells)
+    measured_on = f"@langchain/langgraph-sdk {sdk} (`useStream`), {table.environment(browser)}"
+    print(table.record(TABLE, table.sdk_group(sdk), measured_on, rows))
+    table.assert_recovery_exact(rows, ["useStreamWithRecovery"])
 
 
 def _sdk_page_url(site: str, api: str, hook: str) -> str:

@@ -101,3 +101,40 @@ def test_unit_tests_and_declarations_on_the_newest_sdk(tmp_path: Path) -> None:
     result = _run(node, str(tsc), "--noEmit", "--traceResolution", "-p", str(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"resolved to '{prefix / 'dist' / 'react' / 'index.d.ts'}'" in result.stdout
+
+
+def test_unit_tests_on_the_core_floor() -> None:
+    """The unit tests again, every import of @langchain/core (the package's own, in
+    lc-messages.js, included) resolved to ``jstools.CORE_FLOOR``, the oldest the peer
+    range admits, through test/live/core-dir.mjs."""
+    node = jstools.node()
+    env = {**os.environ, **jstools.core_env()}
+    loader = str(jstools.PACKAGE / "test" / "live" / "core-dir.mjs")
+    probe = subprocess.run(
+        [
+            node,
+            "--import",
+            loader,
+            "--input-type=module",
+            "-e",
+            "console.log(import.meta.resolve('@langchain/core/messages'))",
+        ],
+        cwd=jstools.PACKAGE,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    floor = Path(env["EVOSCI_CORE_DIR"]) / "node_modules" / "@langchain" / "core"
+    assert probe.stdout.strip().startswith(f"file://{floor}/"), probe.stdout + probe.stderr
+    units = sorted(str(path) for path in (jstools.PACKAGE / "test").glob("*.test.mjs"))
+    result = subprocess.run(
+        [node, "--import", loader, "--test", *units],
+        cwd=jstools.PACKAGE,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and "# fail 0" in output, output

@@ -12,12 +12,13 @@ tests/js/test_browser_langchain_react.py and the measured table
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import signal
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -49,6 +50,40 @@ MID = 0.7  # of a healthy event stream's bytes: inside the answer's tokens
 _questions = itertools.count(1)
 
 
+# The fault kind that cuts a WebSocket right after it carried a `run.start` command to
+# the server, before the command's answer comes back: the run exists, the page never
+# hears of it on that socket.
+CUT_AT_RUN_START = "cut at run.start"
+
+
+@dataclass
+class _Socket:
+    """One proxied connection, shared by its two directions' tasks (a context variable:
+    the upstream task is created inside the connection's own)."""
+
+    run_started: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+_socket: contextvars.ContextVar[_Socket] = contextvars.ContextVar("socket")
+
+
+async def _client_frame(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
+    """One client→server WebSocket frame: its raw bytes and its unmasked payload."""
+    head = await reader.readexactly(2)
+    length = head[1] & 0x7F
+    extra = b""
+    if length == 126:
+        extra = await reader.readexactly(2)
+        length = int.from_bytes(extra, "big")
+    elif length == 127:
+        extra = await reader.readexactly(8)
+        length = int.from_bytes(extra, "big")
+    mask = await reader.readexactly(4) if head[1] & 0x80 else b""
+    payload = await reader.readexactly(length)
+    plain = bytes(byte ^ mask[i % 4] for i, byte in enumerate(payload)) if mask else payload
+    return head + extra + mask + payload, plain
+
+
 class ProtocolProxy(jstools.OneRequestProxy):
     """The browser tests' proxy (``Connection: close`` on every response), except that a
     WebSocket's ``101 Switching Protocols`` keeps its ``Connection: Upgrade``, and
@@ -67,7 +102,28 @@ class ProtocolProxy(jstools.OneRequestProxy):
         ]
         writer.write(b"\r\n".join(lines))
         await writer.drain()
-        await FaultProxy._pipe(reader, writer)
+        if self.fault.kind == CUT_AT_RUN_START and b"upgrade: websocket" in head.lower():
+            await self._frames(reader, writer)
+        else:
+            await FaultProxy._pipe(reader, writer)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        _socket.set(_Socket())
+        await super()._serve(reader, writer)
+
+    async def _frames(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Forward a socket's client frames; the first `run.start` arms its cut before
+        it is forwarded, so no answer to it can slip through."""
+        state = _socket.get()
+        while True:
+            try:
+                raw, plain = await _client_frame(reader)
+            except asyncio.IncompleteReadError:
+                return
+            if b'"run.start"' in plain and self.stats.fired == 0:
+                state.run_started.set()
+            writer.write(raw)
+            await writer.drain()
 
     async def _downstream(
         self,
@@ -76,6 +132,8 @@ class ProtocolProxy(jstools.OneRequestProxy):
         budget: int | None,
         slot: int,
     ) -> int:
+        if self.fault.kind == CUT_AT_RUN_START:
+            return await self._until_run_start(reader, writer, slot)
         if budget == 0:
             return await FaultProxy._downstream(self, reader, writer, budget, slot)
         try:
@@ -99,6 +157,23 @@ class ProtocolProxy(jstools.OneRequestProxy):
         sent = await FaultProxy._downstream(self, reader, writer, rest, slot)
         self.stats.downstream_bytes[slot] = len(head) + sent
         return len(head) + sent
+
+    async def _until_run_start(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, slot: int
+    ) -> int:
+        """Server→client bytes, until the socket carried a `run.start`: then the cut."""
+        state = _socket.get()
+        sent = 0
+        while chunk := await reader.read(65536):
+            if state.run_started.is_set():
+                self.stats.fired += 1
+                writer.close()
+                return sent
+            writer.write(chunk)
+            await writer.drain()
+            sent += len(chunk)
+            self.stats.downstream_bytes[slot] = sent
+        return sent
 
 
 # A fault from a healthy event stream's size in bytes and the transport; None: the
@@ -127,10 +202,15 @@ class Scenario:
 
 SCENARIOS: dict[str, Scenario] = {
     "no fault": Scenario(lambda total, transport: Fault()),
-    # Over WebSocket a command is sent on the socket: a socket cut before it answers
-    # never carried the run's start to the server.
+    # Over SSE the `POST …/commands` carrying `run.start` is cut before its response;
+    # over WebSocket the socket is cut once it carried `run.start` to the server, before
+    # the command's answer comes back on it.
     "cut before the response": Scenario(
-        lambda total, transport: Fault("cut", 0, match=COMMANDS) if transport == "sse" else None
+        lambda total, transport: (
+            Fault("cut", 0, match=COMMANDS)
+            if transport == "sse"
+            else Fault(CUT_AT_RUN_START, times=None, match=EVENTS)
+        )
     ),
     "cut before the request reaches the server; it arrives 0.5 s later": Scenario(
         lambda total, transport: (
@@ -254,10 +334,12 @@ async def _answer_started(api: str, thread_id: str, run_id: str) -> None:
     raise AssertionError(f"run {run_id} never began its answer")
 
 
-async def healthy_stream_bytes(browser: Browser, site: str, api: DevServer) -> dict[str, int]:
+async def healthy_stream_bytes(
+    browser: Browser, site: str, api: DevServer, transports: tuple[str, ...] = TRANSPORTS
+) -> dict[str, int]:
     """Bytes of one healthy run's longest event stream, per transport, to place faults."""
     sizes = {}
-    for transport in TRANSPORTS:
+    for transport in transports:
         outcome = await run_scenario(
             browser, site, api, SCENARIOS["no fault"], "bare", transport, 0
         )

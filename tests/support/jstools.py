@@ -146,3 +146,25 @@ def sdk_params(module: str) -> list[Any]:
         )
         for version in SDKS
     ]
+
+
+# ---- @langchain/core's floor. The package itself builds one message with it (lc-messages.js:
+# a missing answer as an `AIMessage`), and its peer range is @langchain/react's own
+# (^1.1.48): the unit tests run on that floor too, installed by `make install` with
+# `npm install --no-save` into node_modules/.core/<version>, as NEWEST_SDK is. The browser
+# pages use the lockfile's @langchain/core (the newest 1.x when this was written).
+CORE_FLOOR = "1.1.48"
+CORE_PREFIXES = NODE_MODULES / ".core"
+CORE_PACKAGE = Path("node_modules") / "@langchain" / "core" / "package.json"
+
+
+def core_env(version: str = CORE_FLOOR) -> dict[str, str]:
+    """Environment that makes node (clients/js/test/live/core-dir.mjs) import @langchain/core
+    ``version`` from its prefix."""
+    prefix = CORE_PREFIXES / version
+    manifest = prefix / CORE_PACKAGE
+    if not manifest.exists():
+        missing(f"@langchain/core {version} is not installed in {prefix} (make install)")
+    installed = json.loads(manifest.read_text())["version"]
+    assert installed == version, f"{prefix} holds @langchain/core {installed}, not {version}"
+    return {"EVOSCI_CORE_DIR": str(prefix)}

@@ -11,9 +11,10 @@
 import { STREAM_CONTROLLER, useStream } from "@langchain/react";
 import { createContext, createElement, useContext, useEffect, useRef, useState } from "react";
 
-import { exactlyOnceCommandsFetch } from "./lc-once.js";
+import { exactlyOnceCommandsFetch, exactlyOnceWebSocketFactory } from "./lc-once.js";
 import { overlayAnswers } from "./lc-messages.js";
 import { IDLE_RECOVERY, RunFollower, STREAM_GRACE_MS } from "./lc-follower.js";
+import { hydrationKey, suspend, suspenseView } from "./lc-suspense.js";
 import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "./settle.js";
 import { newRequestId } from "./stream.js";
 
@@ -67,16 +68,29 @@ export function useStreamWithRecovery(options) {
   latest.current = options;
 
   // Run starts exactly once (lc-once.js): the binding's SSE transport sends its commands
-  // through this fetch, and retries none. A transport the app built itself is its own.
-  const onceFetch = useRef(null);
-  if (onceFetch.current === null || onceFetch.current.base !== options.fetch) {
-    onceFetch.current = { base: options.fetch, fetch: exactlyOnceCommandsFetch(options.fetch) };
+  // through this fetch, and retries none; its WebSocket transport opens its sockets
+  // through this factory, which answers a `run.start` cut before its answer. A transport
+  // the app built itself is its own.
+  const once = useRef(null);
+  if (
+    once.current === null ||
+    once.current.fetchBase !== options.fetch ||
+    once.current.socketBase !== options.webSocketFactory
+  ) {
+    once.current = {
+      fetchBase: options.fetch,
+      socketBase: options.webSocketFactory,
+      fetch: exactlyOnceCommandsFetch(options.fetch),
+      webSocketFactory: exactlyOnceWebSocketFactory(options.webSocketFactory, options.fetch),
+    };
   }
   const ownTransport = options.transport != null && typeof options.transport !== "string";
 
   const base = useStream({
     ...streamOptions,
-    ...(ownTransport ? {} : { fetch: onceFetch.current.fetch }),
+    ...(ownTransport
+      ? {}
+      : { fetch: once.current.fetch, webSocketFactory: once.current.webSocketFactory }),
     onThreadId(id) {
       follower.threadNamed(id);
       latest.current.onThreadId?.(id);
@@ -161,6 +175,19 @@ export function useStreamWithRecovery(options) {
     recovery: follower.recovery ?? IDLE_RECOVERY,
     [STREAM_CONTROLLER]: controller,
   };
+}
+
+/**
+ * `useSuspenseStream(options)` from @langchain/react, on `useStreamWithRecovery`: the
+ * component suspends until the shown thread's first hydration settles, and returns
+ * `isStreaming` in place of `isLoading`, `isThreadLoading` and `hydrationPromise`, plus
+ * `recovery`. A stream error reaches the error boundary only when the route did not
+ * recover the run (lc-suspense.js).
+ */
+export function useSuspenseStreamWithRecovery(options) {
+  const stream = useStreamWithRecovery(options);
+  suspend(stream, hydrationKey(options));
+  return suspenseView(stream);
 }
 
 const StreamContext = createContext(null);

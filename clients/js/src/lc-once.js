@@ -17,9 +17,18 @@
 // finds the run by its `recovery_request_id`) and `multitaskStrategy`; and the command's
 // answer is only `{type: "success", id, result: {run_id}}`: the events come on the
 // thread's own event streams whoever started the run, so joining the run is answering
-// the command with its run id. A WebSocket transport sends its commands on the socket,
-// not through fetch: this does not cover it (a socket cut fails the command unsent
-// again; nothing re-sends it).
+// the command with its run id.
+//
+// A WebSocket transport sends its commands on the socket, not through fetch, and nothing
+// re-sends them: a socket cut after it carried `run.start` to the server, before the
+// answer, leaves one run that the binding never hears of. Its submit fails, and the
+// thread id it made stays "not yet created" in its controller, so even a later hydrate
+// skips the thread's state: the page shows neither the question nor the run. The
+// binding's `webSocketFactory` option lets `exactlyOnceWebSocketFactory` stand between
+// it and the socket: when a socket carrying a tagged `run.start` closes before its
+// answer, the close is held while the run is looked up by its request id, and the
+// command is answered with that run's id first. The binding then takes the run as
+// started, reconnects as after any cut, and the server's replay streams it.
 
 import { discard, listRuns, mayHaveArrived, onceState, taggedRun } from "./once.js";
 import { REQUEST_ID_KEY } from "./settle.js";
@@ -159,4 +168,193 @@ export function exactlyOnceCommandsFetch(fetchImpl = undefined, options = {}) {
     await discard(response);
     return resubmit(input, init, start, new Error(`HTTP ${response.status}`));
   };
+}
+
+const EVENTS_PATH = /^(.*)\/threads\/([^/]+)\/stream\/events$/;
+const SOCKET_SCHEMES = { "ws:": "http:", "wss:": "https:" };
+
+/** The thread's HTTP URL a protocol socket (`…/threads/{id}/stream/events`) is for, or null. */
+export function socketThreadUrl(url) {
+  let parsed;
+  try {
+    parsed = new URL(String(url));
+  } catch {
+    return null;
+  }
+  const match = EVENTS_PATH.exec(parsed.pathname);
+  if (!match) return null;
+  const scheme = SOCKET_SCHEMES[parsed.protocol] ?? parsed.protocol;
+  return `${scheme}//${parsed.host}${match[1]}/threads/${match[2]}`;
+}
+
+/** The tagged `run.start` a socket message is ({id, requestId}), or null. */
+export function socketRunStart(data) {
+  if (typeof data !== "string") return null;
+  let command;
+  try {
+    command = JSON.parse(data);
+  } catch {
+    return null;
+  }
+  if (!command || command.method !== "run.start" || !command.params) return null;
+  if (typeof command.id !== "number") return null;
+  const requestId = (command.params.metadata || {})[REQUEST_ID_KEY];
+  if (typeof requestId !== "string" || !requestId) return null;
+  return { id: command.id, requestId };
+}
+
+/** A copy of a socket's event, to dispatch on the wrapper (an event dispatches once). */
+function copyEvent(event) {
+  if (event.type === "message" && typeof MessageEvent === "function") {
+    return new MessageEvent("message", { data: event.data });
+  }
+  const copy = new Event(event.type);
+  for (const key of ["data", "code", "reason", "wasClean"]) {
+    if (key in event) Object.defineProperty(copy, key, { value: event[key] });
+  }
+  return copy;
+}
+
+function messageEvent(data) {
+  return copyEvent({ type: "message", data });
+}
+
+/**
+ * The socket the binding's WebSocket transport talks to: the real one, passed through,
+ * except that a close (or error) that comes while a tagged `run.start` awaits its answer
+ * is held until the run it made is looked up; found, the command is answered with it.
+ */
+class ExactlyOnceSocket extends EventTarget {
+  constructor(socket, threadUrl, findRun) {
+    super();
+    this.socket = socket;
+    this.threadUrl = threadUrl;
+    this.findRun = findRun;
+    this.awaiting = new Map(); // command id → request id
+    this.held = null; // close/error events held while the lookup runs
+    this.closing = false;
+    for (const type of ["open", "message", "close", "error"]) {
+      socket.addEventListener(type, (event) => this.receive(event));
+    }
+  }
+
+  get readyState() {
+    return this.socket.readyState;
+  }
+
+  get url() {
+    return this.socket.url;
+  }
+
+  get protocol() {
+    return this.socket.protocol;
+  }
+
+  get bufferedAmount() {
+    return this.socket.bufferedAmount;
+  }
+
+  get binaryType() {
+    return this.socket.binaryType;
+  }
+
+  set binaryType(value) {
+    this.socket.binaryType = value;
+  }
+
+  send(data) {
+    const start = this.threadUrl ? socketRunStart(data) : null;
+    if (start) this.awaiting.set(start.id, start.requestId);
+    this.socket.send(data);
+  }
+
+  close(code, reason) {
+    // The binding's own close: nothing to answer (it rejects what it still awaits).
+    this.closing = true;
+    this.socket.close(code, reason);
+  }
+
+  receive(event) {
+    if (event.type === "message") {
+      const id = answerId(event.data);
+      if (id !== null) this.awaiting.delete(id);
+    }
+    if (event.type === "close" || event.type === "error") {
+      if (this.held !== null) {
+        this.held.push(event);
+        return;
+      }
+      if (!this.closing && this.awaiting.size > 0) {
+        this.held = [event];
+        this.answerAwaited();
+        return;
+      }
+    }
+    this.dispatchEvent(copyEvent(event));
+  }
+
+  async answerAwaited() {
+    const awaiting = [...this.awaiting];
+    this.awaiting.clear();
+    for (const [id, requestId] of awaiting) {
+      let runId = null;
+      try {
+        runId = await this.findRun(this.threadUrl, requestId);
+      } catch {
+        runId = null;
+      }
+      if (runId) {
+        this.dispatchEvent(messageEvent(JSON.stringify({ type: "success", id, result: { run_id: runId } })));
+      }
+    }
+    const held = this.held;
+    this.held = null;
+    for (const event of held) this.dispatchEvent(copyEvent(event));
+  }
+}
+
+function answerId(data) {
+  if (typeof data !== "string" || !data.includes('"id"')) return null;
+  try {
+    const payload = JSON.parse(data);
+    if (payload && typeof payload.id === "number" && (payload.type === "success" || payload.type === "error")) {
+      return payload.id;
+    }
+  } catch {
+    // not JSON: not a command's answer
+  }
+  return null;
+}
+
+/**
+ * Wrap `factory` (default: `new WebSocket(url)`) for @langchain/react's `webSocketFactory`
+ * option, so that a tagged `run.start` whose socket was cut before its answer is answered
+ * with the run it made (looked up through `fetchImpl`, as `exactlyOnceCommandsFetch`
+ * does). When no run shows up within the lookup window, the cut stands: the command
+ * fails as it would have, and is not re-sent. Options: `lookupWindowMs`,
+ * `lookupIntervalMs`, `onResubmit`, `sleep`, `clock`.
+ */
+export function exactlyOnceWebSocketFactory(factory = undefined, fetchImpl = undefined, options = {}) {
+  const open = factory ?? ((url) => new WebSocket(url));
+  const { send, lookupWindowMs, lookupIntervalMs, onResubmit, sleep, clock } = onceState(fetchImpl, options);
+
+  const findRun = async (threadUrl, requestId) => {
+    const began = clock();
+    for (;;) {
+      const response = await listRuns(send, threadUrl, {});
+      if (response.ok) {
+        const runId = taggedRun(await response.json(), requestId);
+        if (runId) {
+          onResubmit?.({ requestId, runId, action: "joined", cause: null });
+          return runId;
+        }
+      } else {
+        await discard(response);
+      }
+      if (clock() - began >= lookupWindowMs) return null;
+      await sleep(lookupIntervalMs);
+    }
+  };
+
+  return (url) => new ExactlyOnceSocket(open(url), socketThreadUrl(url), findRun);
 }

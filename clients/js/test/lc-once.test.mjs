@@ -6,7 +6,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { exactlyOnceCommandsFetch, rejectingBody, runStartOf, startedResponse } from "../src/lc-once.js";
+import {
+  exactlyOnceCommandsFetch,
+  exactlyOnceWebSocketFactory,
+  rejectingBody,
+  runStartOf,
+  socketRunStart,
+  socketThreadUrl,
+  startedResponse,
+} from "../src/lc-once.js";
 import { fakeClock, jsonResponse, mockServer } from "./fixtures.mjs";
 
 const COMMANDS_URL = "http://x/threads/t/commands";
@@ -117,4 +125,119 @@ test("untagged commands and other requests pass through untouched", async () => 
   await assert.rejects(once(COMMANDS_URL, commandInit(command("input.respond"))), TypeError);
   assert.equal(calls.length, 2);
   assert.equal(calls.filter((c) => c.method === "GET").length, 0);
+});
+
+// ---- exactlyOnceWebSocketFactory: the binding's WebSocket transport. The socket is a
+// stand-in EventTarget (node has no WebSocket server); the browser test cuts a real one.
+
+class StandInSocket extends EventTarget {
+  constructor(url) {
+    super();
+    this.url = url;
+    this.readyState = 1;
+    this.sent = [];
+  }
+
+  send(data) {
+    this.sent.push(data);
+  }
+
+  close() {
+    this.readyState = 3;
+    this.dispatchEvent(new Event("close"));
+  }
+
+  // The network's doing: an error, then the close.
+  cut() {
+    this.readyState = 3;
+    this.dispatchEvent(new Event("error"));
+    this.dispatchEvent(new Event("close"));
+  }
+
+  answer(payload) {
+    this.dispatchEvent(new MessageEvent("message", { data: JSON.stringify(payload) }));
+  }
+}
+
+const SOCKET_URL = "ws://x/threads/t/stream/events";
+
+function socketSetup(routes) {
+  const { fetchImpl, calls } = mockServer(routes);
+  const clock = fakeClock();
+  const sockets = [];
+  const factory = exactlyOnceWebSocketFactory(
+    (url) => {
+      const socket = new StandInSocket(url);
+      sockets.push(socket);
+      return socket;
+    },
+    fetchImpl,
+    { sleep: clock.sleep, clock: clock.clock },
+  );
+  const socket = factory(SOCKET_URL);
+  const seen = [];
+  for (const type of ["message", "close", "error"]) {
+    socket.addEventListener(type, (event) => seen.push(type === "message" ? JSON.parse(event.data) : type));
+  }
+  return { socket, real: sockets[0], seen, calls };
+}
+
+const untilQuiet = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+test("a socket URL names its thread's HTTP URL; a tagged run.start message is recognised", () => {
+  assert.equal(socketThreadUrl("ws://x/threads/t/stream/events"), "http://x/threads/t");
+  assert.equal(socketThreadUrl("wss://x:8/api/threads/t/stream/events"), "https://x:8/api/threads/t");
+  assert.equal(socketThreadUrl("ws://x/threads/t/commands"), null);
+  assert.deepEqual(socketRunStart(JSON.stringify(command())), { id: 7, requestId: REQUEST });
+  assert.equal(socketRunStart(JSON.stringify(command("run.start", {}))), null, "no request id");
+  assert.equal(socketRunStart(JSON.stringify(command("input.respond"))), null);
+  assert.equal(socketRunStart("{"), null);
+});
+
+test("a socket cut after it carried run.start is answered with the run it made, then closes", async () => {
+  const { socket, real, seen, calls } = socketSetup([
+    [/^GET \/threads\/t\/runs$/, () => jsonResponse(200, [tagged("other", "req-0"), tagged("run-1")])],
+  ]);
+  socket.send(JSON.stringify(command()));
+  real.cut();
+  assert.deepEqual(seen, [], "the close waits for the lookup");
+  await untilQuiet();
+  assert.deepEqual(seen, [{ type: "success", id: 7, result: { run_id: "run-1" } }, "error", "close"]);
+  assert.equal(real.sent.length, 1, "the command is never re-sent");
+  assert.deepEqual(
+    calls.map((c) => `${c.method} ${c.path}`),
+    ["GET /threads/t/runs"],
+  );
+});
+
+test("the run is looked for while the window lasts; none found, the cut stands", async () => {
+  const { socket, real, seen, calls } = socketSetup([
+    [/^GET \/threads\/t\/runs$/, ({ calls }) => (calls.length < 3 ? jsonResponse(404, {}) : jsonResponse(200, []))],
+  ]);
+  socket.send(JSON.stringify(command()));
+  real.cut();
+  await untilQuiet();
+  assert.deepEqual(seen, ["error", "close"]);
+  assert.ok(calls.length > 3, `looked up ${calls.length} times`);
+  assert.equal(real.sent.length, 1);
+});
+
+test("an answered run.start, an untagged command and the binding's own close pass through", async () => {
+  const { socket, real, seen, calls } = socketSetup([]);
+  socket.send(JSON.stringify(command()));
+  real.answer({ type: "success", id: 7, result: { run_id: "run-1" } });
+  socket.send(JSON.stringify(command("run.start", {})));
+  real.answer({ type: "event", method: "values", params: {} });
+  real.cut();
+  assert.deepEqual(seen.slice(-2), ["error", "close"], "nothing awaited: the cut is passed at once");
+  assert.equal(seen.length, 4);
+
+  const other = socketSetup([]);
+  other.socket.send(JSON.stringify(command()));
+  other.socket.close();
+  assert.deepEqual(other.seen, ["close"], "the binding closed it: nothing to answer");
+  await untilQuiet();
+  assert.equal(calls.length + other.calls.length, 0);
+  assert.equal(socket.readyState, 3);
+  assert.equal(socket.url, SOCKET_URL);
 });

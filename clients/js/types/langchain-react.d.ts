@@ -1,6 +1,11 @@
 // Declarations for "@evoscientist/final-answer/langchain-react".
 import type { ReactNode } from "react";
-import type { StreamProvider as BaseStreamProvider, UseStreamReturn, useStream } from "@langchain/react";
+import type {
+  StreamProvider as BaseStreamProvider,
+  UseStreamReturn,
+  UseSuspenseStreamReturn,
+  useStream,
+} from "@langchain/react";
 
 export interface Recovery {
   /**
@@ -44,6 +49,24 @@ export function useStreamWithRecovery<
 >(
   options: UseStreamWithRecoveryOptions<T, InterruptType, ConfigurableType>,
 ): UseStreamWithRecoveryReturn<T, InterruptType, ConfigurableType>;
+
+/** @langchain/react's `useSuspenseStream` return value, plus `recovery`. */
+export type UseSuspenseStreamWithRecoveryReturn<
+  T = Record<string, unknown>,
+  InterruptType = unknown,
+  ConfigurableType extends object = Record<string, unknown>,
+> = UseSuspenseStreamReturn<T, InterruptType, ConfigurableType> & {
+  recovery: Recovery;
+};
+
+/**
+ * @langchain/react's `useSuspenseStream`, plus `recovery`: suspends until the shown
+ * thread's first hydration settles; a stream error reaches the error boundary only
+ * when the route did not recover the run.
+ */
+export function useSuspenseStreamWithRecovery<T = Record<string, unknown>>(
+  options: UseStreamWithRecoveryOptions<T>,
+): UseSuspenseStreamWithRecoveryReturn<T>;
 
 /** @langchain/react's `StreamProvider` on `useStreamWithRecovery` (read it with this module's `useStreamContext`). */
 export function StreamProvider<T = Record<string, unknown>>(

@@ -1,16 +1,31 @@
 // The chat page on @langchain/react's `useStream` (or its drop-in from
 // @evoscientist/final-answer/langchain-react): messages rendered with their tool calls,
 // as tests/js/browser/app.jsx renders the langgraph-sdk hook's. Query: ?api=URL
-// &hook=recovery|bare&transport=sse|websocket&thread=ID (the thread id is kept in the
+// &hook=recovery|bare|suspense|suspense-bare (the last two: `useSuspenseStream` and its
+// drop-in, under a Suspense boundary and an error boundary)&transport=sse|websocket&thread=ID (the thread id is kept in the
 // URL, as chat apps do, so a reload shows the run again)&assistant=GRAPH (default
 // EvoScientist). `window.chat.seen()` is what the page shows, for comparing the hooks.
-import { useStream } from "@langchain/react";
-import { useStreamWithRecovery } from "@evoscientist/final-answer/langchain-react";
+import { useStream, useSuspenseStream } from "@langchain/react";
+import {
+  useStreamWithRecovery,
+  useSuspenseStreamWithRecovery,
+} from "@evoscientist/final-answer/langchain-react";
 import { createRoot } from "react-dom/client";
-import { useState } from "react";
+import { Component, Suspense, useState } from "react";
 
 const params = new URLSearchParams(window.location.search);
-const useChat = params.get("hook") === "bare" ? useStream : useStreamWithRecovery;
+const HOOKS = {
+  bare: useStream,
+  recovery: useStreamWithRecovery,
+  suspense: useSuspenseStreamWithRecovery,
+  "suspense-bare": useSuspenseStream,
+};
+const hook = params.get("hook") ?? "recovery";
+const useChat = HOOKS[hook];
+const suspense = hook.startsWith("suspense");
+// How often the Suspense fallback rendered, and what reached the error boundary.
+window.suspended = 0;
+window.boundaryErrors = [];
 const transport = params.get("transport") === "websocket" ? "websocket" : "sse";
 
 function text(content) {
@@ -35,8 +50,39 @@ function Message({ message }) {
   );
 }
 
+function Fallback() {
+  window.suspended += 1;
+  return <p id="fallback">loading the thread</p>;
+}
+
+class Boundary extends Component {
+  state = { error: null };
+  static getDerivedStateFromError(error) {
+    return { error };
+  }
+  componentDidCatch(error) {
+    window.boundaryErrors.push(String(error));
+  }
+  render() {
+    if (this.state.error === null) return this.props.children;
+    return <main id="chat" data-error={String(this.state.error)} />;
+  }
+}
+
 function App() {
   const [threadId, setThreadId] = useState(params.get("thread"));
+  if (!suspense) return <Chat threadId={threadId} setThreadId={setThreadId} />;
+  // The thread id lives above the boundary: a suspended Chat loses its own state.
+  return (
+    <Boundary>
+      <Suspense fallback={<Fallback />}>
+        <Chat threadId={threadId} setThreadId={setThreadId} />
+      </Suspense>
+    </Boundary>
+  );
+}
+
+function Chat({ threadId, setThreadId }) {
   const stream = useChat({
     apiUrl: params.get("api"),
     assistantId: params.get("assistant") ?? "EvoScientist",
@@ -49,12 +95,14 @@ function App() {
       window.history.replaceState(null, "", url);
     },
   });
+  // useSuspenseStream has `isStreaming` in place of `isLoading`.
+  const loading = suspense ? stream.isStreaming : stream.isLoading;
   window.chat = {
     submit: (question) => stream.submit({ messages: [{ type: "human", content: question }] }),
     threadId,
     respond: (value) => stream.respond(value),
     seen: () => ({
-      loading: stream.isLoading,
+      loading,
       messages: stream.messages.map((m) => ({
         type: m.type,
         text: text(m.content),
@@ -75,7 +123,7 @@ function App() {
     <main
       id="chat"
       data-thread={threadId ?? ""}
-      data-loading={String(stream.isLoading)}
+      data-loading={String(loading)}
       data-instances={String(instances)}
       data-recovery={recovery ? recovery.status : "none"}
       data-recovery-error={recovery && recovery.error ? String(recovery.error) : ""}

@@ -6,6 +6,7 @@ import {
   StreamProvider,
   useStreamContext,
   useStreamWithRecovery,
+  useSuspenseStreamWithRecovery,
   type Recovery,
 } from "@evoscientist/final-answer/langchain-react";
 
@@ -33,4 +34,17 @@ export function Shared(): ReturnType<typeof StreamProvider> {
 
 export function useShared(): boolean {
   return useStreamContext().recovery.complete;
+}
+
+export function useSuspended(threadId: string): { streaming: boolean; texts: string[] } {
+  const stream = useSuspenseStreamWithRecovery({
+    apiUrl: "http://127.0.0.1:2024",
+    assistantId: "EvoScientist",
+    threadId,
+  });
+  const messages: BaseMessage[] = stream.messages;
+  // @ts-expect-error Suspense replaces isLoading with isStreaming, as in useSuspenseStream
+  const loading: boolean = stream.isLoading;
+  const status: Recovery["status"] = stream.recovery.status;
+  return { streaming: stream.isStreaming && status !== "failed" && !loading, texts: messages.map((m) => m.text) };
 }
