@@ -214,6 +214,10 @@ async def test_the_page_shows_the_route_answer_after_every_fault(
         assert not run.doubled, f"run {turn}: a prefix shows twice; {context}"
         assert run.runs == 1, f"run {turn}: the submit made {run.runs} runs; {context}"
         assert run.tool_calls >= turn, f"run {turn}: tool calls not rendered; {context}"
+        # Not still busy: SDK 1.9's isLoading outlived the stream the hook ended by a
+        # reconnect backoff (16-25 s on the real WebUI).
+        loading = json.loads(run.page_state).get("loading")
+        assert loading == "false", f"run {turn}: still loading 1 s after its end; {context}"
     # The thread goes on from the recovered turn: earlier answers are still shown.
     for earlier in shown[:-1]:
         assert earlier.head in squash(shown[-1].body), f"a turn was lost; {context}"
