@@ -101,8 +101,8 @@ webui-browser-table: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP)
 # Then the crowd inside upstream EvoScientist 0.3.8's own server (bench-upstream).
 bench: $(STAMP) upstream-env
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,bench]"
-	$(BIN)/python -m bench
-	$(BIN)/python -m bench.upstream
+	status=0; $(BIN)/python -m bench || status=$$?; \
+	$(BIN)/python -m bench.upstream || status=$$?; exit $$status
 
 # The upstream proof's environment (tests/upstream/): evoscientist 0.3.8 from the package
 # index, then this repository's distribution installed beside it (not editable, as a user
