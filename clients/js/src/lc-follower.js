@@ -9,38 +9,20 @@
 // says the run is over, that loop is ended by rebinding the controller to the thread
 // (`disconnect()`, which cancels nothing on the server, then hydrating from state).
 
-import { ThreadGone } from "./errors.js";
-import { DEFAULT_MAX_WAIT_MS, findRun, settleFinalAnswer } from "./settle.js";
+import { IDLE_RECOVERY, RouteFollower, STREAM_GRACE_MS } from "./follow.js";
 import { answerText } from "./text.js";
 
-/** How long a stream may go on after the route said its run is over before it is ended. */
-export const STREAM_GRACE_MS = 300;
+export { IDLE_RECOVERY, STREAM_GRACE_MS };
 
-export const IDLE_RECOVERY = Object.freeze({
-  status: "idle",
-  complete: false,
-  recovered: false,
-  error: null,
-});
-
-export class RunFollower {
+export class RunFollower extends RouteFollower {
   constructor(rerender) {
-    this.rerender = rerender;
-    this.threadId = null;
-    this.run = null; // {threadId, runId, requestId, controller, watching, reconnected, baseError}
-    this.answers = new Map(); // message id → the route's text, for this thread
-    this.final = null; // {run, answer}: the route said `run` is over
+    super(rerender);
+    // this.run: {threadId, runId, requestId, controller, watching, reconnected, baseError}
+    // this.final: {run, answer}: the route said `run` is over
+    // this.config, set by the hook on every render: {apiUrl, headers, maxWaitMs,
+    // isLoading(), baseMessages(), baseError(), shown(), refresh(threadId)}.
     this.frozen = null; // messages shown while the controller is rebound
-    this.recovery = IDLE_RECOVERY;
     this.refreshing = null; // the rebinding under way
-    // Set by the hook on every render: {apiUrl, headers, maxWaitMs, isLoading(),
-    // baseMessages(), baseError(), shown(), refresh(threadId)}.
-    this.config = null;
-  }
-
-  setRecovery(next) {
-    this.recovery = Object.freeze({ ...this.recovery, ...next });
-    this.rerender();
   }
 
   /** A run begins (`requestId`: our submit; `runId` null and no request: a joined run). */
@@ -108,13 +90,7 @@ export class RunFollower {
       return;
     }
     try {
-      run.runId = await findRun({
-        url: this.config.apiUrl,
-        threadId: run.threadId,
-        requestId: run.requestId,
-        headers: this.config.headers,
-        signal: run.controller.signal,
-      });
+      run.runId = await this.findTagged(run);
     } catch (error) {
       if (!run.controller.signal.aborted) this.setRecovery({ status: "failed", error });
       return;
@@ -152,30 +128,9 @@ export class RunFollower {
     if (run.watching || !run.threadId) return;
     run.watching = true;
     const { signal } = run.controller;
-    let answer;
-    try {
-      answer = await settleFinalAnswer({
-        apiUrl: this.config.apiUrl,
-        threadId: run.threadId,
-        runId: run.runId,
-        headers: this.config.headers,
-        maxWaitMs: this.config.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
-        signal,
-        onUpdate: (latest) => {
-          // While the run goes on, a stream that is gone still gets the newest text.
-          if (this.config.isLoading() || signal.aborted) return;
-          if (!latest.content || !latest.message_id) return;
-          this.answers.set(latest.message_id, latest.content);
-          this.rerender();
-        },
-      });
-    } catch (error) {
-      if (signal.aborted || run !== this.run) return;
-      if (error instanceof ThreadGone) this.final = null;
-      this.setRecovery({ status: "failed", complete: false, error });
-      return;
-    }
-    if (signal.aborted || run !== this.run) return;
+    // While the run goes on, a stream that is gone still gets the newest text.
+    const answer = await this.settle(run, () => !this.config.isLoading());
+    if (answer === null || signal.aborted || run !== this.run) return;
     run.runId = run.runId ?? answer.run_id;
     const shown = this.shownText(answer.message_id);
     if (answer.message_id && answer.content) this.answers.set(answer.message_id, answer.content);

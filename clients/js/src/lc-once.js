@@ -30,35 +30,28 @@
 // command is answered with that run's id first. The binding then takes the run as
 // started, reconnects as after any cut, and the server's replay streams it.
 
-import { discard, listRuns, mayHaveArrived, onceState, taggedRun } from "./once.js";
-import { REQUEST_ID_KEY } from "./settle.js";
+import {
+  discard,
+  listRuns,
+  mayHaveArrived,
+  onceState,
+  requestIdIn,
+  taggedRun,
+  threadPost,
+} from "./once.js";
 
 const COMMANDS_PATH = /^(.*)\/threads\/([^/]+)\/commands$/;
 
 /** The tagged `run.start` a request is, or null: any other request passes through. */
 export function runStartOf(input, init) {
-  if (!init || String(init.method || "GET").toUpperCase() !== "POST") return null;
-  if (typeof init.body !== "string") return null;
-  let url;
-  try {
-    url = new URL(typeof input === "string" ? input : String(input));
-  } catch {
-    return null;
-  }
-  const match = COMMANDS_PATH.exec(url.pathname);
-  if (!match) return null;
-  let command;
-  try {
-    command = JSON.parse(init.body);
-  } catch {
-    return null;
-  }
+  const post = threadPost(COMMANDS_PATH, input, init);
+  const command = post && post.body;
   if (!command || command.method !== "run.start" || !command.params) return null;
-  const requestId = (command.params.metadata || {})[REQUEST_ID_KEY];
-  if (typeof requestId !== "string" || !requestId) return null;
+  const requestId = requestIdIn(command.params.metadata);
+  if (!requestId) return null;
   return {
     requestId,
-    threadUrl: `${url.origin}${match[1]}/threads/${match[2]}`,
+    threadUrl: post.threadUrl,
     command,
     strategy: command.params.multitaskStrategy ?? null,
   };
@@ -198,8 +191,8 @@ export function socketRunStart(data) {
   }
   if (!command || command.method !== "run.start" || !command.params) return null;
   if (typeof command.id !== "number") return null;
-  const requestId = (command.params.metadata || {})[REQUEST_ID_KEY];
-  if (typeof requestId !== "string" || !requestId) return null;
+  const requestId = requestIdIn(command.params.metadata);
+  if (!requestId) return null;
   return { id: command.id, requestId };
 }
 

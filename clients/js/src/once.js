@@ -32,8 +32,11 @@ const REMEMBERED_REQUESTS = 256;
 const REPLAY_FROM_START = "0-0";
 const SUBMIT_PATH = /^(.*)\/threads\/([^/]+)\/runs\/stream$/;
 
-/** The submit a request is, or null: any other request passes through. */
-export function submitOf(input, init) {
+/**
+ * A POST with a JSON body to a thread path `pathPattern` matches (its groups: the base
+ * path, the thread id), or null: its body and the thread's URL.
+ */
+export function threadPost(pathPattern, input, init) {
   if (!init || String(init.method || "GET").toUpperCase() !== "POST") return null;
   if (typeof init.body !== "string") return null;
   let url;
@@ -42,7 +45,7 @@ export function submitOf(input, init) {
   } catch {
     return null;
   }
-  const match = SUBMIT_PATH.exec(url.pathname);
+  const match = pathPattern.exec(url.pathname);
   if (!match) return null;
   let body;
   try {
@@ -50,11 +53,25 @@ export function submitOf(input, init) {
   } catch {
     return null;
   }
-  const requestId = body && body.metadata ? body.metadata[REQUEST_ID_KEY] : undefined;
-  if (typeof requestId !== "string" || !requestId) return null;
+  return { body, threadUrl: `${url.origin}${match[1]}/threads/${match[2]}` };
+}
+
+/** The request id a submit was tagged with in `metadata`, or null. */
+export function requestIdIn(metadata) {
+  const requestId = (metadata || {})[REQUEST_ID_KEY];
+  return typeof requestId === "string" && requestId ? requestId : null;
+}
+
+/** The submit a request is, or null: any other request passes through. */
+export function submitOf(input, init) {
+  const post = threadPost(SUBMIT_PATH, input, init);
+  if (!post || !post.body) return null;
+  const { body, threadUrl } = post;
+  const requestId = requestIdIn(body.metadata);
+  if (!requestId) return null;
   return {
     requestId,
-    threadUrl: `${url.origin}${match[1]}/threads/${match[2]}`,
+    threadUrl,
     body,
     resumable: body.stream_resumable === true,
     strategy: body.multitask_strategy ?? null,
@@ -65,7 +82,7 @@ export function submitOf(input, init) {
 export function taggedRun(runs, requestId) {
   let found = null;
   for (const run of Array.isArray(runs) ? runs : []) {
-    if (((run && run.metadata) || {})[REQUEST_ID_KEY] === requestId) found = run.run_id;
+    if (run && requestIdIn(run.metadata) === requestId) found = run.run_id;
   }
   return found;
 }

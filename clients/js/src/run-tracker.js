@@ -4,20 +4,10 @@
 // once the route says the run is over. Framework-free: the hook feeds it the SDK's
 // callbacks and loading flag, and reads `final`, `answers` and `recovery` back.
 
-import { ThreadGone } from "./errors.js";
-import { findRun, settleFinalAnswer } from "./settle.js";
+import { IDLE_RECOVERY, RouteFollower, STREAM_GRACE_MS } from "./follow.js";
 import { answerText } from "./text.js";
 
-/** How long a stream may go on after the route said its run is over before it is ended:
- * by then it can only be stalled or replaying (the SDK retries a cut up to ~20 s). */
-export const STREAM_GRACE_MS = 300;
-
-export const IDLE_RECOVERY = Object.freeze({
-  status: "idle",
-  complete: false,
-  recovered: false,
-  error: null,
-});
+export { IDLE_RECOVERY, STREAM_GRACE_MS };
 
 export function runStorage(reconnectOnMount) {
   if (typeof window === "undefined") return null;
@@ -41,25 +31,17 @@ export function routeHeaders(options) {
  * Follows the runs of one hook instance. Lives in a ref: React state only carries what
  * the page renders (`version` bumps re-render it).
  */
-export class RunTracker {
+export class RunTracker extends RouteFollower {
   constructor(rerender) {
-    this.rerender = rerender;
-    this.threadId = null;
-    this.run = null; // {threadId, runId, requestId, controller, streaming, dropError}
-    this.answers = new Map(); // message id → authoritative text, for this thread
-    this.final = null; // {threadId, runId, answer, messages}
-    this.recovery = IDLE_RECOVERY;
+    super(rerender);
+    // this.run: {threadId, runId, requestId, controller, streaming, dropError}
+    // this.final: {run, runId, threadId, answer, values}
+    // this.config: {apiUrl, headers, maxWaitMs, client, storage, stop, messagesKey}
     this.stopping = false;
-    this.config = null; // {apiUrl, headers, maxWaitMs, client, storage, stop, messagesKey}
     // The SDK's values as the app last read them through the view. Never read from the
     // SDK here: in SDK 1.9+ each field read adds stream modes to the next run, and the
     // tracker must not ask for a mode the app did not (see stream-view.js).
     this.streamValues = null;
-  }
-
-  setRecovery(next) {
-    this.recovery = Object.freeze({ ...this.recovery, ...next });
-    this.rerender();
   }
 
   switchThread(threadId) {
@@ -150,15 +132,7 @@ export class RunTracker {
     }
     // The response naming the run never arrived: find it by the id the submit tagged it with.
     try {
-      if (run.requestId) {
-        run.runId = await findRun({
-          url: this.config.apiUrl,
-          threadId: run.threadId,
-          requestId: run.requestId,
-          headers: this.config.headers,
-          signal: run.controller.signal,
-        });
-      }
+      if (run.requestId) run.runId = await this.findTagged(run);
     } catch (caught) {
       if (run.controller.signal.aborted) return;
       this.setRecovery({ status: "failed", error: caught });
@@ -177,29 +151,9 @@ export class RunTracker {
     if (run.watching || !run.runId || !run.threadId) return;
     run.watching = true;
     const { signal } = run.controller;
-    let answer;
-    try {
-      answer = await settleFinalAnswer({
-        apiUrl: this.config.apiUrl,
-        threadId: run.threadId,
-        runId: run.runId,
-        headers: this.config.headers,
-        maxWaitMs: this.config.maxWaitMs,
-        signal,
-        onUpdate: (latest) => {
-          // While the run goes on, a stream that is gone still gets the newest text.
-          if (run.streaming || signal.aborted || !latest.content || !latest.message_id) return;
-          this.answers.set(latest.message_id, latest.content);
-          this.rerender();
-        },
-      });
-    } catch (error) {
-      if (signal.aborted || run !== this.run) return;
-      this.setRecovery({ status: "failed", complete: false, error });
-      if (error instanceof ThreadGone) this.final = null;
-      return;
-    }
-    if (signal.aborted || run !== this.run) return;
+    // While the run goes on, a stream that is gone still gets the newest text.
+    const answer = await this.settle(run, () => !run.streaming);
+    if (answer === null || signal.aborted || run !== this.run) return;
     let values = null;
     try {
       // The thread's state carries what the stream missed (tool results, later steps).
