@@ -134,29 +134,7 @@ class ProtocolProxy(jstools.OneRequestProxy):
     ) -> int:
         if self.fault.kind == CUT_AT_RUN_START:
             return await self._until_run_start(reader, writer, slot)
-        if budget == 0:
-            return await FaultProxy._downstream(self, reader, writer, budget, slot)
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError as partial:
-            head = partial.partial
-        if not head.startswith(b"HTTP/1.1 101"):
-            lines = [
-                line
-                for line in head[:-4].split(b"\r\n")
-                if not line.lower().startswith(b"connection:")
-            ]
-            head = b"\r\n".join([*lines, b"Connection: close"]) + b"\r\n\r\n"
-        writer.write(head)
-        await writer.drain()
-        self.stats.downstream_bytes[slot] = len(head)
-        if budget is not None and budget <= len(head):
-            await self._break(writer)
-            return len(head)
-        rest = None if budget is None else budget - len(head)
-        sent = await FaultProxy._downstream(self, reader, writer, rest, slot)
-        self.stats.downstream_bytes[slot] = len(head) + sent
-        return len(head) + sent
+        return await super()._downstream(reader, writer, budget, slot)
 
     async def _until_run_start(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, slot: int

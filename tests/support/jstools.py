@@ -89,10 +89,13 @@ class OneRequestProxy(FaultProxy):
             head = await reader.readuntil(b"\r\n\r\n")
         except asyncio.IncompleteReadError as partial:
             head = partial.partial
-        lines = [
-            line for line in head[:-4].split(b"\r\n") if not line.lower().startswith(b"connection:")
-        ]
-        head = b"\r\n".join([*lines, b"Connection: close"]) + b"\r\n\r\n"
+        if not head.startswith(b"HTTP/1.1 101"):  # an upgrade keeps its Connection: Upgrade
+            lines = [
+                line
+                for line in head[:-4].split(b"\r\n")
+                if not line.lower().startswith(b"connection:")
+            ]
+            head = b"\r\n".join([*lines, b"Connection: close"]) + b"\r\n\r\n"
         writer.write(head)
         await writer.drain()
         self.stats.downstream_bytes[slot] = len(head)
