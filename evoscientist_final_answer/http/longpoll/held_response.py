@@ -88,9 +88,8 @@ class HeldResponse:
         messages = rendered.get(key)
         if messages is None:
             messages = rendered[key] = await self._render(answer)
-        copy = _shared if self.direct is not None else _copy
         for message in messages:
-            await self.send(copy(message))
+            await self.send(message if self.direct is not None else _copy(message))
 
     async def complete(self) -> None:
         """End the response the poll sent, from the request's own task.
@@ -114,6 +113,9 @@ class HeldResponse:
         messages: list[Message] = []
 
         async def record(message: Message) -> None:
+            # Every body goes with ``more_body``: the request's own task ends it (``complete``).
+            if message["type"] == "http.response.body":
+                message = {**message, "more_body": True}
             messages.append(message)
 
         response = answer_response(answer, self.query, self.representation, self.if_none_match)
@@ -125,19 +127,10 @@ class HeldResponse:
 END_OF_BODY: Message = {"type": "http.response.body", "body": b"", "more_body": False}
 
 
-def _shared(message: Message) -> Message:
-    """Straight to the server: every request sends the same messages."""
-    if message["type"] == "http.response.body":
-        return {**message, "more_body": True}
-    return message
-
-
 def _copy(message: Message) -> Message:
     """Through the host's middleware, which may edit a response's headers in place:
     a copy each."""
     copied = dict(message)
     if "headers" in copied:
         copied["headers"] = list(copied["headers"])
-    if copied["type"] == "http.response.body":
-        copied["more_body"] = True
     return copied
