@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evoscientist_final_answer.http.routes import final_answer_routes
+    from evoscientist_final_answer.http.startup import SettingsCheck
 
-__all__ = ["final_answer_routes"]
+__all__ = ["SettingsCheck", "final_answer_routes"]
 
 
 def __getattr__(name: str) -> Any:
@@ -25,4 +26,8 @@ def __getattr__(name: str) -> Any:
         from evoscientist_final_answer.http.routes import final_answer_routes
 
         return final_answer_routes
+    if name == "SettingsCheck":  # a host's opt-in: refuse to start on a bad setting
+        from evoscientist_final_answer.http.startup import SettingsCheck
+
+        return SettingsCheck
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

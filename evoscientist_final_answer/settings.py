@@ -82,12 +82,14 @@ def run_silence_seconds() -> float:
     any run read by the standalone app) may go without a new checkpoint before the route
     calls it lost (``run_lost``). Longer than any single model or tool call; ``inf``
     never calls such a run lost."""
-    seconds = number("EVOSCIENTIST_RUN_SILENCE_SECONDS", DEFAULT_RUN_SILENCE_SECONDS)
+    accepts = "EVOSCIENTIST_RUN_SILENCE_SECONDS must be a number of seconds > 0 (or inf)"
+    raw = os.environ.get("EVOSCIENTIST_RUN_SILENCE_SECONDS", "").strip()
+    try:
+        seconds = number("EVOSCIENTIST_RUN_SILENCE_SECONDS", DEFAULT_RUN_SILENCE_SECONDS)
+    except ValueError:
+        raise ValueError(f"{accepts}, got {raw!r}") from None
     if not seconds > 0:  # also refuses nan
-        raise ValueError(
-            f"EVOSCIENTIST_RUN_SILENCE_SECONDS must be a number of seconds > 0 (or inf), "
-            f"got {seconds!r}"
-        )
+        raise ValueError(f"{accepts}, got {raw!r}")
     return seconds
 
 

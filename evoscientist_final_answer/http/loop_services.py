@@ -6,16 +6,29 @@ cannot be made at start-up: it is made by the first request, on the loop that se
 it (langgraph dev imports the route before its server, and the in-process API
 transport, exist). One per loop, because a service's long-polls, pools and
 connections belong to the loop that made them (a test client runs its own).
+
+No host tells the route that it stops, so what the service opens (aiosqlite's worker
+thread, a PostgreSQL pool, an API client) is closed when the loop that opened it ends:
+``asyncio.run`` (uvicorn, hypercorn, langgraph dev, a user's test) cancels every task
+still pending when its main coroutine returns, and a task of ours waits for exactly
+that. Without it a host without a lifespan never exits: aiosqlite's thread is not a
+daemon, and the interpreter waits for it forever.
+
+The settings are checked by the first request too, in any host (``settings.validate``):
+a value that cannot be used answers every route request with ``misconfigured``, naming
+the variable, and is logged once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import logging
 import weakref
 from collections.abc import Awaitable, Callable
 
+from evoscientist_final_answer import settings
 from evoscientist_final_answer.http import quiet_logs
 from evoscientist_final_answer.http.service import FinalAnswerService
 
@@ -26,16 +39,28 @@ Loop = asyncio.AbstractEventLoop
 
 
 class LoopServices:
-    def __init__(self, factory: ServiceFactory | None = None) -> None:
+    def __init__(
+        self,
+        factory: ServiceFactory | None = None,
+        validate: Callable[[], None] = settings.validate,
+    ) -> None:
         self.factory: ServiceFactory = factory or FinalAnswerService.for_this_process
+        self.validate = validate
         self._services: weakref.WeakKeyDictionary[Loop, FinalAnswerService] = (
             weakref.WeakKeyDictionary()
         )
         self._making: weakref.WeakKeyDictionary[Loop, asyncio.Lock] = weakref.WeakKeyDictionary()
+        # Held strongly while its loop lives: the loop itself keeps only weak references
+        # to its tasks, and this one waits on a future nobody else holds.
+        self._closers: weakref.WeakKeyDictionary[Loop, asyncio.Task[None]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._reported: str | None = None  # the bad setting already logged
 
     async def get(self) -> FinalAnswerService:
         """The running loop's service, made on first use (once, however many requests
-        arrive while the factory looks for the host's store)."""
+        arrive while the factory looks for the host's store). Raises
+        ``settings.SettingError`` while a setting cannot be used."""
         loop = asyncio.get_running_loop()
         service = self._services.get(loop)
         if service is not None:
@@ -43,6 +68,7 @@ class LoopServices:
         async with self._making.setdefault(loop, asyncio.Lock()):
             service = self._services.get(loop)
             if service is None:
+                self._check_settings()
                 # The filters of normal outcomes' log lines go in with the first
                 # service, not at import: a host importing us sees no change to its
                 # logging until our route serves (and then only our route's lines go).
@@ -50,6 +76,12 @@ class LoopServices:
                 made = self.factory()
                 service = await made if inspect.isawaitable(made) else made
                 self._services[loop] = service
+                self._closers[loop] = loop.create_task(
+                    self._close_when_loop_ends(loop),
+                    name="final-answer: close at loop end",
+                    # Not the first request's context: the task outlives the request.
+                    context=contextvars.Context(),
+                )
         return service
 
     def current(self) -> FinalAnswerService | None:
@@ -57,8 +89,36 @@ class LoopServices:
         return self._services.get(asyncio.get_running_loop())
 
     async def close(self) -> None:
-        """Close the running loop's service (the complete app's lifespan; a host without
-        it leaves the service to the process's end, as its own clients are)."""
-        service = self._services.pop(asyncio.get_running_loop(), None)
+        """Close the running loop's service now (the complete app's lifespan)."""
+        loop = asyncio.get_running_loop()
+        closer = self._closers.pop(loop, None)
+        if closer is not None:
+            closer.cancel()
+        service = self._services.pop(loop, None)
         if service is not None:
             await service.close()
+
+    async def _close_when_loop_ends(self, loop: Loop) -> None:
+        try:
+            await loop.create_future()  # never set: only the loop's end cancels it
+        except asyncio.CancelledError:
+            self._closers.pop(loop, None)
+            service = self._services.pop(loop, None)
+            if service is not None:
+                await service.close()
+            raise
+
+    def _check_settings(self) -> None:
+        try:
+            self.validate()
+        except settings.SettingError as exc:
+            message = str(exc)
+            if message != self._reported:
+                self._reported = message
+                logger.error(
+                    "the final-answer route cannot serve: %s; its requests answer 503 "
+                    "misconfigured until the setting is fixed and the server restarted",
+                    message,
+                )
+            raise
+        self._reported = None

@@ -35,6 +35,7 @@ ERROR_SCHEMA: dict[str, Any] = {
                         "store_unavailable",
                         "checkpoint_unreadable",
                         "store_damaged",
+                        "misconfigured",
                         "method_not_allowed",
                     ],
                 },
@@ -218,7 +219,9 @@ FINAL_ANSWER_OPERATION: dict[str, Any] = {
             "store_unavailable (retryable: the store could not be read in time, or the "
             "fallback API answered something that is not a thread state), "
             "checkpoint_unreadable (not retryable: the stored checkpoint cannot be decoded) or "
-            "store_damaged (not retryable: the store file is not a database or is corrupt)"
+            "store_damaged (not retryable: the store file is not a database or is corrupt) or "
+            "misconfigured (not retryable: a setting of the route's cannot be used; the "
+            "message names the variable and what it accepts)"
         ),
     },
 }

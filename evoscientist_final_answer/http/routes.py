@@ -36,6 +36,7 @@ from evoscientist_final_answer.http.responses import (
     etag_matches,
 )
 from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.settings import SettingError
 from evoscientist_final_answer.store.api.reader import inside_langgraph_server
 from evoscientist_final_answer.store.errors import (
     CheckpointUnreadable,
@@ -289,7 +290,11 @@ class FinalAnswerRoute(Route):
             scope.pop(ROUTE_SEND, None)
 
     async def serve(self, request: Request) -> Response:
-        return await get_final_answer(request, await self.services.get())
+        try:
+            service = await self.services.get()
+        except SettingError as exc:  # logged once, by ``services``
+            return error_response(503, "misconfigured", str(exc), retryable=False)
+        return await get_final_answer(request, service)
 
 
 def final_answer_routes(service_factory: ServiceFactory | None = None) -> list[BaseRoute]:

@@ -1,0 +1,129 @@
+"""A host that adopts the routes without a lifespan exits once it stops
+(``http/loop_services.py``): what the routes opened (aiosqlite's worker thread, the
+PostgreSQL pool, the long-polls' watches) is closed when the event loop that opened it
+ends. Real processes, on both backends: a uvicorn stopped with SIGINT, and
+``asyncio.run`` of an httpx ``ASGITransport`` client as a user's test would write it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.seeds import Seeder, route
+from tests.support.servers import REPO, free_port
+
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
+ROUTE_ONLY_APP = "EvoScientist.langgraph_dev.http:app"  # as upstream adopts the routes
+COMPLETE_APP = "evoscientist_final_answer.http.app:app"  # with its own lifespan
+GONE_WITHIN = 2.0  # seconds after SIGINT
+EXIT_WITHIN = 20.0  # an interpreter that waits on a thread never exits: a failure
+
+IN_PROCESS = """
+import asyncio, importlib, sys, threading
+import httpx
+
+module, _, name = sys.argv[1].partition(":")
+app = getattr(importlib.import_module(module), name)
+
+async def main() -> None:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://host") as client:
+        plain = await client.get(sys.argv[2])
+        held = await client.get(sys.argv[2], params={"wait": 1, "format": "text"})
+        print("answered", plain.status_code, held.status_code, held.text, flush=True)
+
+asyncio.run(main())
+# A closed connection's worker thread ends a moment after its close returned.
+others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+for thread in others:
+    thread.join(timeout=5)
+left = [t.name for t in others if t.is_alive()]
+print("left alive:", left, flush=True)
+"""
+
+
+def host_env(seeder: Seeder) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EVOSCIENTIST_")}
+    if seeder.store.backend == "postgres":
+        env["EVOSCIENTIST_DATABASE_URI"] = seeder.store.uri
+    else:
+        env["EVOSCIENTIST_DATA_DIR"] = str(seeder.db_path.parent)
+    return env
+
+
+async def seeded_path(seeder: Seeder) -> str:
+    thread = await seeder.chat(["the answer"])
+    return route(thread.thread_id)
+
+
+@pytest.mark.parametrize("app", [ROUTE_ONLY_APP, COMPLETE_APP])
+async def test_uvicorn_is_gone_soon_after_sigint(seeder: Seeder, app: str, tmp_path: Path) -> None:
+    path = await seeded_path(seeder)
+    port = free_port()
+    log = tmp_path / "uvicorn.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", app, "--port", str(port), "--log-level", "info"],
+            cwd=REPO,
+            env=host_env(seeder),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"{base}/api/openapi.json", timeout=1)
+                break
+            except httpx.TransportError:
+                assert server.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.05)
+        async with httpx.AsyncClient(base_url=base, timeout=10) as client:
+            assert (await client.get(path)).json()["content"] == "the answer"
+            held = await client.get(path, params={"wait": 1, "format": "text"})
+            assert held.text == "the answer"
+        server.send_signal(signal.SIGINT)
+        stopped = time.monotonic()
+        try:
+            server.wait(timeout=GONE_WITHIN + 3)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"uvicorn still alive {GONE_WITHIN + 3} s after SIGINT:\n{log.read_text()}")
+        assert time.monotonic() - stopped <= GONE_WITHIN, log.read_text()
+        assert "Finished server process" in log.read_text()
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+
+
+@pytest.mark.parametrize("app", [ROUTE_ONLY_APP, COMPLETE_APP])
+async def test_asyncio_run_with_an_asgi_client_exits(seeder: Seeder, app: str) -> None:
+    path = await seeded_path(seeder)
+    try:
+        finished = subprocess.run(
+            [sys.executable, "-c", IN_PROCESS, app, path],
+            cwd=REPO,
+            env=host_env(seeder),
+            capture_output=True,
+            text=True,
+            timeout=EXIT_WITHIN,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the interpreter did not exit within {EXIT_WITHIN} s: {exc.stdout!r}")
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert "answered 200 200 the answer" in finished.stdout, finished.stderr[-3000:]
+    assert "left alive: []" in finished.stdout
+    assert "was deleted before being closed" not in finished.stderr
+    assert "Task was destroyed" not in finished.stderr
