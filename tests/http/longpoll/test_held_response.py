@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from evoscientist_final_answer import final_answer_routes
 from evoscientist_final_answer.http.longpoll import held_response
 from evoscientist_final_answer.http.service import FinalAnswerService
-from tests.http.longpoll.test_waiting import parked_waiters, three_step_run, until
+from tests.http.longpoll.test_waiting import parked_waiters, reached, three_step_run, until
 from tests.support.seeds import Seeder, route
 from tests.support.servers import listening
 
@@ -163,7 +163,11 @@ async def test_a_client_gone_while_held_in_a_host_app_leaves_and_the_rest_are_an
 async def test_each_representation_and_validator_gets_its_own_response_in_a_host_app(
     seeder: Seeder,
 ) -> None:
-    """Text, JSON, HEAD and a stale ``If-None-Match``: one pass, each as asked."""
+    """Text, JSON, HEAD and a stale ``If-None-Match``: one pass, each as asked.
+
+    The stale validator takes any change, not only the run's end: the run is first
+    brought to its last step, so the final commit is the one change left to see (with
+    all three steps ahead, the poll may read "step one" and rightly answer it alone)."""
     service = FinalAnswerService(seeder.store.reader(), None)
     try:
         async with (
@@ -171,6 +175,9 @@ async def test_each_representation_and_validator_gets_its_own_response_in_a_host
             host(service) as (base, _),
             httpx.AsyncClient(base_url=base, timeout=30) as client,
         ):
+            run.gates[0].set()
+            run.gates[1].set()
+            await reached(run.thread, ("three",))
             path = route(run.thread.thread_id)
             etag = (await client.get(path)).headers["etag"]
             asks = [
