@@ -183,11 +183,14 @@ async def test_waiters_on_many_threads_share_one_watch_query(seeder: Seeder, bac
 
 def serving_tasks() -> int:
     """Tasks serving requests: uvicorn's per-request ones and the route's own (polls,
-    watches); the seeding run's and the PostgreSQL pool's are not counted."""
+    watches); the seeding run's and the PostgreSQL pool's are not counted, nor the
+    route's task that closes its service when the loop ends (``loop_services``)."""
     count = 0
     for task in asyncio.all_tasks():
         code = getattr(task.get_coro(), "cr_code", None)
         name = code.co_filename if code is not None else ""
+        if code is not None and code.co_name == "_close_when_loop_ends":
+            continue
         count += "evoscientist_final_answer" in name or (
             "uvicorn" in name and code.co_name == "run_asgi"
         )
