@@ -20,9 +20,7 @@ decode the answering checkpoint, same result (held against each other by
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,10 +31,9 @@ import aiosqlite
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from evoscientist_final_answer.answer.result import FinalAnswer
-from evoscientist_final_answer.store import lazy
 from evoscientist_final_answer.store.base import CheckpointAnswerReader, Head
 from evoscientist_final_answer.store.checkpoint_facts import CheckpointFacts
-from evoscientist_final_answer.store.errors import CheckpointUnreadable, StoreUnavailable
+from evoscientist_final_answer.store.decoding import decode
 from evoscientist_final_answer.store.lru import LruCache
 from evoscientist_final_answer.store.messages import saver_answer
 from evoscientist_final_answer.store.sqlite.change_signal import ChangeSignal, change_signal
@@ -45,10 +42,10 @@ from evoscientist_final_answer.store.sqlite.connection import (
     READER_PRAGMAS,
     WRITES_HAVE_TASK_PATH_SQL,
     ReadOnlyConnection,
-    connection_gone,
     fetch,
     in_one_trip,
     read_only_uri,
+    store_failure,
 )
 from evoscientist_final_answer.store.sqlite.lazy import (
     ANCESTOR_IDS_SQL,
@@ -91,8 +88,6 @@ __all__ = [
     "pruned_history",
     "read_only_uri",
 ]
-
-logger = logging.getLogger(__name__)
 
 # Which checkpoint answers: the newest root-namespace one (subgraph checkpoints never
 # answer) that this agent wrote (another agent's rows in a shared thread never do), for
@@ -292,24 +287,21 @@ class SqliteAnswerReader(CheckpointAnswerReader):
 
     async def answer(self, thread_id: str, head: Head) -> FinalAnswer:
         async with self._db.session() as saver:
-            try:
-                if self.lazy_decoding:
-                    try:
-                        return await self.lazy_answer(
-                            saver, thread_id, head.checkpoint_id, head.writes
-                        )
-                    except lazy.Unexpected as exc:
-                        logger.debug("thread %s: full decode (%s)", thread_id, exc)
-                return await self.full_answer(saver, thread_id, head.checkpoint_id)
-            except (StoreUnavailable, sqlite3.Error, OSError, asyncio.CancelledError):
-                raise
-            except Exception as exc:
-                if connection_gone(exc):
-                    raise
-                # The file was read; what it holds cannot be decoded by this process.
-                raise CheckpointUnreadable(
-                    f"checkpoint {head.checkpoint_id}: {type(exc).__name__}: {exc}"
-                ) from exc
+            checkpoint_id = head.checkpoint_id
+
+            async def lazily() -> FinalAnswer:
+                return await self.lazy_answer(saver, thread_id, checkpoint_id, head.writes)
+
+            async def fully() -> FinalAnswer:
+                return await self.full_answer(saver, thread_id, checkpoint_id)
+
+            return await decode(
+                thread_id,
+                checkpoint_id,
+                lazy_decode=lazily if self.lazy_decoding else None,
+                full_decode=fully,
+                store_failure=store_failure,
+            )
 
     def forget_answers(self) -> None:
         super().forget_answers()
