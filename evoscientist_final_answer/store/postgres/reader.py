@@ -45,6 +45,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from evoscientist_final_answer.answer.result import FinalAnswer
 from evoscientist_final_answer.store.base import CACHE_SIZE, CheckpointAnswerReader, Head
 from evoscientist_final_answer.store.decoding import decode, unreadable
+from evoscientist_final_answer.store.deleted_runs import POSTGRES_DELETED_SQL
 from evoscientist_final_answer.store.errors import StoreUnavailable
 from evoscientist_final_answer.store.lru import LruCache
 from evoscientist_final_answer.store.messages import saver_answer
@@ -332,6 +333,14 @@ class PostgresAnswerReader(CheckpointAnswerReader):
                 full_decode=fully,
                 store_failure=store_failure,
             )
+
+    async def marked_deleted(self, run_id: str) -> bool:
+        async with self._connection() as conn:
+            try:
+                cur = await conn.execute(POSTGRES_DELETED_SQL, (run_id,))
+                return await cur.fetchone() is not None
+            except psycopg.errors.UndefinedTable:
+                return False  # nothing was ever deleted from this database
 
     def forget_answers(self) -> None:
         super().forget_answers()

@@ -34,6 +34,7 @@ from evoscientist_final_answer.answer.result import FinalAnswer
 from evoscientist_final_answer.store.base import CheckpointAnswerReader, Head
 from evoscientist_final_answer.store.checkpoint_facts import CheckpointFacts
 from evoscientist_final_answer.store.decoding import decode
+from evoscientist_final_answer.store.deleted_runs import SQLITE_DELETED_SQL, SQLITE_NO_TABLE
 from evoscientist_final_answer.store.lru import LruCache
 from evoscientist_final_answer.store.messages import saver_answer
 from evoscientist_final_answer.store.sqlite.change_signal import ChangeSignal, change_signal
@@ -302,6 +303,16 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                 full_decode=fully,
                 store_failure=store_failure,
             )
+
+    async def marked_deleted(self, run_id: str) -> bool:
+        async with self._db.session() as saver:
+            try:
+                rows = await fetch(saver, SQLITE_DELETED_SQL, (run_id,))
+            except sqlite3.OperationalError as exc:
+                if SQLITE_NO_TABLE not in str(exc):
+                    raise
+                return False  # nothing was ever deleted from this store
+        return bool(rows)
 
     def forget_answers(self) -> None:
         super().forget_answers()
