@@ -14,7 +14,12 @@ deletion marks the run in the store itself, in a table of ours (``TABLE``).
 - The route never writes (its sessions are read-only): it reads the table only for a
   ``run_id`` it found no checkpoint of, and a store without the table (nothing deleted
   yet, or an older writer) has no deleted runs. A run once seen deleted is kept
-  (``CheckpointAnswerReader.run_deleted``): it is never written again.
+  (``CheckpointAnswerReader.run_deleted``): it is never written again. Measured on a
+  repeated read of a ``run_id`` not written yet (the only reads that look): on
+  PostgreSQL the lookup adds 0.13 ms to 0.4-0.5 ms (0.3 ms while the table does not
+  exist: a statement that fails); on ``sessions.db`` nothing while the change signal
+  vouches that no write happened since the run was found unmarked (7 us against
+  5.7 us), one trip to the file otherwise.
 
 A server whose database user may not create the table still remembers the runs its
 own checkpointer deleted (``recording_deletions``, below), as before the table.

@@ -19,14 +19,19 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from EvoScientist.checkpointer import sessions_checkpointer
+from evoscientist_final_answer.answer.status import RunStatus
 from evoscientist_final_answer.maintenance.sqlite import MaintainedSqliteSaver
 from evoscientist_final_answer.store.deleted_runs import (
     TABLE,
     deleted_here,
     recording_deletions,
 )
+from evoscientist_final_answer.store.errors import RunNotFound
+from evoscientist_final_answer.store.sqlite.change_signal import COALESCE_SECONDS, TRAILING_SECONDS
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.support.reliability import assert_error
 from tests.support.seeds import (
+    AGENT_NAME,
     SeededThread,
     Seeder,
     Store,
@@ -54,6 +59,10 @@ async def test_a_deleted_run_is_remembered(tmp_path: Path) -> None:
         assert not deleted_here(kept)
         remaining = [c async for c in saver.alist({"configurable": {"thread_id": thread_id}})]
         assert remaining and all(c.metadata["run_id"] == kept for c in remaining)
+
+
+# A change reported and settled: the signal then vouches for quiet.
+SETTLE_SECONDS = COALESCE_SECONDS + TRAILING_SECONDS + 0.1
 
 
 # ------------------------------------------------------------------ marked in the store
@@ -170,3 +179,36 @@ async def test_a_deletion_marks_its_runs_in_the_store(
         for run_id in (doomed, never_written):
             response = await client.get(route(thread.thread_id), params={"run_id": run_id})
             assert_error(response, 404, "run_not_found", retryable=False)
+
+
+async def test_a_repeat_poll_of_a_run_not_written_yet_reads_nothing_until_a_write(
+    store: Store, seeder: Seeder, factory_saver: Any
+) -> None:
+    """On ``sessions.db`` the lookup of a mark is skipped while the change signal
+    vouches that nothing was written since it was found missing: a client polling a run
+    that has not written yet costs no trip to the file (as before there were marks),
+    and the deletion, a write, is seen by the next poll."""
+    thread, _, doomed = await with_a_paused_run(seeder)
+    unknown = new_run_id()
+    # A store with marks (SQLite traces no statement that fails to prepare, as the
+    # lookup in a store without the table does).
+    await factory_saver.adelete_for_runs([new_run_id()])
+    reader = SqliteAnswerReader(store.path, AGENT_NAME)
+    statements: list[str] = []
+    try:
+        for run_id in (doomed, unknown):
+            await reader.read(thread.thread_id, run_id)
+        await asyncio.sleep(SETTLE_SECONDS)
+        assert (await reader.read(thread.thread_id, unknown)).status is RunStatus.PENDING
+        assert reader._conn is not None
+        await reader._conn.set_trace_callback(statements.append)
+        for _ in range(5):
+            assert (await reader.read(thread.thread_id, unknown)).status is RunStatus.PENDING
+        assert statements == []
+
+        await factory_saver.adelete_for_runs([doomed, unknown])
+        for run_id in (doomed, unknown):
+            with pytest.raises(RunNotFound):
+                await reader.read(thread.thread_id, run_id)
+    finally:
+        await reader.close()

@@ -165,6 +165,8 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         self._heads: LruCache[tuple[str, str | None, str | None], _KnownHead] = LruCache(
             KNOWN_HEADS
         )
+        # Runs found unmarked (``marked_deleted``), with the change token of that read.
+        self._not_deleted: LruCache[str, _Quiet] = LruCache(KNOWN_HEADS)
         self.watch = ThreadWatch(
             self._watch_heads, self._until_changed, idle_cap=WATCH_IDLE_SECONDS
         )
@@ -305,18 +307,36 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             )
 
     async def marked_deleted(self, run_id: str) -> bool:
+        """The mark, looked up without a trip to the file while the change signal
+        vouches that nothing was written since it was last found missing: a repeat
+        poll of a run not written yet then costs no more than before there were marks
+        (a mark is a write, so it ends the quiet)."""
+        known = self._not_deleted.get(run_id)
+        if (
+            known is not None
+            and known.signal is self._change
+            and known.signal.quiet_since(known.token)
+        ):
+            return False
+        await self._follow_replaced_file()
         async with self._db.session() as saver:
+            signal = self._signal()
+            token = signal.token()  # before the query: a commit during it is not quiet
             try:
                 rows = await fetch(saver, SQLITE_DELETED_SQL, (run_id,))
             except sqlite3.OperationalError as exc:
                 if SQLITE_NO_TABLE not in str(exc):
                     raise
-                return False  # nothing was ever deleted from this store
-        return bool(rows)
+                rows = []  # nothing was ever deleted from this store
+        if rows:
+            return True
+        self._not_deleted.put(run_id, _Quiet(signal, token))
+        return False
 
     def forget_answers(self) -> None:
         super().forget_answers()
         self._heads.clear()
+        self._not_deleted.clear()
 
     def change_token(self, thread_id: str) -> object:
         """The thread's signature as the watch last saw it."""
@@ -369,6 +389,14 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         if writes is None or prefetched_writes != writes:
             row = None
         return await self._lazy.answer(saver, thread_id, checkpoint_id, row)
+
+
+@dataclass(frozen=True, slots=True)
+class _Quiet:
+    """What was true when ``token`` was taken stays true while ``signal`` is quiet."""
+
+    signal: ChangeSignal
+    token: int
 
 
 @dataclass(frozen=True, slots=True)
