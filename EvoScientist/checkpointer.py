@@ -124,5 +124,6 @@ async def postgres_checkpointer(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
     ) as pool:
         from evoscientist_final_answer.maintenance.postgres import MaintainedPostgresSaver
 
-        # The route tells the runs this server rolled back from other servers' runs.
+        # Each deletion marks its runs in the database for every server's route; this
+        # server also remembers them, for a database user that may not create the table.
         yield recording_deletions(MaintainedPostgresSaver(pool))

@@ -212,7 +212,8 @@ FINAL_ANSWER_OPERATION: dict[str, Any] = {
         "404": _error(
             "thread_not_found: no checkpoint of this agent (or user) for the thread; "
             "run_not_found: inside the server, a run_id this server does not know on the "
-            "thread and that no checkpoint carries"
+            "thread and that no checkpoint carries; anywhere, a run that was deleted "
+            "(rolled back) on any server sharing the store"
         ),
         "422": _error("invalid_request: a malformed thread id or parameter"),
         "503": _error(

@@ -8,7 +8,9 @@ blob goes only when no checkpoint left in its namespace references it.
 A rollback finds its run's rows by an index on the run id (``RUN_INDEX_SQL``), created
 by the server's setup under its advisory lock (``EvoScientist.checkpointer``) or by
 ``setup()``; a surviving checkpoint after them is re-parented and keeps its values
-(see ``rollback``), and a run deleted stays deleted (``gate``).
+(see ``rollback``), a run deleted stays deleted (``gate``), and is marked deleted in a
+table of ours for every server's route (``store.deleted_runs``; created by the first
+deletion, so the servers' user needs the right to create it only then).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import Rollback
-from psycopg.errors import InsufficientPrivilege
+from psycopg.errors import DuplicateTable, InsufficientPrivilege, UndefinedTable, UniqueViolation
 
 from evoscientist_final_answer.maintenance.gate import DropsDeletedRuns
 from evoscientist_final_answer.maintenance.plan import (
@@ -36,6 +38,7 @@ from evoscientist_final_answer.maintenance.rollback import (
     RollbackPlan,
     delete_runs,
 )
+from evoscientist_final_answer.store.deleted_runs import POSTGRES_CREATE_SQL, POSTGRES_MARK_SQL
 
 logger = logging.getLogger(__name__)
 
@@ -158,6 +161,7 @@ class MaintainedPostgresSaver(DropsDeletedRuns, AsyncPostgresSaver):
 
     # The delta channels a deletion in the middle of a thread re-materialises.
     delta_reducers: Mapping[str, Reducer] = DELTA_REDUCERS
+    _deleted_runs_table_ready = False
 
     async def setup(self) -> None:
         """langgraph's tables, and the index a rollback finds its run's rows by."""
@@ -262,6 +266,21 @@ class MaintainedPostgresSaver(DropsDeletedRuns, AsyncPostgresSaver):
             fetched = await cur.fetchall()
         return {r["checkpoint_id"]: _row(ns, r) for r in fetched}
 
+    async def _mark_deleted(self, run_ids: Sequence[str]) -> None:
+        async with self._cursor() as cur:
+            if not self._deleted_runs_table_ready:
+                await _create_deleted_runs_table(cur)
+            try:
+                await cur.execute(POSTGRES_MARK_SQL, (list(run_ids),))
+            except (UndefinedTable, InsufficientPrivilege) as exc:
+                # Not ours to create or write: this server alone knows (``recording_
+                # deletions``), as before the table.
+                logger.warning(
+                    "runs %s: not marked deleted for the other servers (%s)", run_ids, exc
+                )
+                return
+        self._deleted_runs_table_ready = True
+
     async def _apply_rollback(self, plan: RollbackPlan) -> bool:
         thread_id = plan.thread_id
         planned = {(r.ns, r.checkpoint_id) for r in plan.reparents}
@@ -293,6 +312,19 @@ class MaintainedPostgresSaver(DropsDeletedRuns, AsyncPostgresSaver):
                     await cur.execute(DELETE_BLOBS_SQL, (thread_id, ns, channel, sorted(versions)))
             applied = True
         return applied
+
+
+async def _create_deleted_runs_table(cur: Any) -> None:
+    """The table of deleted runs (``store.deleted_runs``), unless it exists. Here, at
+    the first deletion, not at setup: a database nothing was deleted from needs none,
+    and the servers' user then needs no right to create it. Two servers' first
+    rollbacks may race to create it; the loser finds it made."""
+    try:
+        await cur.execute(POSTGRES_CREATE_SQL)
+    except (UniqueViolation, DuplicateTable):
+        pass
+    except InsufficientPrivilege:
+        pass  # the insert says so, unless another user created it
 
 
 async def _later(cur: Any, thread_id: str, ns: str, after: str) -> list[Row]:

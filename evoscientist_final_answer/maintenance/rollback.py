@@ -93,15 +93,23 @@ class RunStore(Protocol):
         the only ones; ``False`` (nothing changed) otherwise."""
         ...
 
+    async def _mark_deleted(self, run_ids: Sequence[str]) -> None:
+        """Mark the runs deleted in the store (``store.deleted_runs``), for every
+        reader of it to see."""
+        ...
+
 
 async def delete_runs(saver: Any, run_ids: Sequence[str], reducers: Mapping[str, Reducer]) -> None:
     """``adelete_for_runs`` for a saver that is a ``RunStore``: the runs marked
-    deleted first, so none of their puts lands after this (``gate``); then each thread
+    deleted first, so none of their puts lands after this (``gate``), and in the store,
+    so every server reading it answers them as deleted once their rows are gone (a
+    reader looks for the mark only when it finds no row of the run); then each thread
     planned and applied on its own; refusals raised together once the rest is done."""
     runs = [str(r) for r in run_ids]
     if not runs:
         return
     await saver.deleted_runs.mark(runs)
+    await saver._mark_deleted(runs)
     refused: list[str] = []
     for thread_id, rows in (await saver._run_rows(runs)).items():
         try:

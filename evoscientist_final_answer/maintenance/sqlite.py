@@ -7,7 +7,8 @@ lists go to SQLite as one JSON array (``json_each``): no limit on how many.
 A rollback finds its run's rows through an index on the run id that the saver's setup
 creates (the route never writes, so never creates it). Its expression, and every
 query's, reads the run id only from metadata that is JSON: one row of anything else
-must not make every rollback raise ``malformed JSON``.
+must not make every rollback raise ``malformed JSON``. The runs a deletion deletes are
+marked in a table of ours first (``store.deleted_runs``), for every reader of the file.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from evoscientist_final_answer.maintenance.rollback import (
     RollbackPlan,
     delete_runs,
 )
+from evoscientist_final_answer.store.deleted_runs import SQLITE_CREATE_SQL, SQLITE_MARK_SQL
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +113,7 @@ class SqliteMaintenance(DropsDeletedRuns):
     # The delta channels a deletion in the middle of a thread re-materialises.
     delta_reducers: Mapping[str, Reducer] = DELTA_REDUCERS
     _run_index_ready = False
+    _deleted_runs_table_ready = False
 
     async def setup(self) -> None:
         """langgraph's tables, and the index a rollback finds its run's rows by."""
@@ -255,6 +258,16 @@ class SqliteMaintenance(DropsDeletedRuns):
                 raise
             await self.conn.commit()
         return True
+
+    async def _mark_deleted(self, run_ids: Sequence[str]) -> None:
+        async with self.lock:
+            if not self._deleted_runs_table_ready:
+                # Here, not in ``setup``: a store nothing was ever deleted from needs no
+                # table, and the route reads its absence as "no deleted runs".
+                await self.conn.execute(SQLITE_CREATE_SQL)
+            await self.conn.execute(SQLITE_MARK_SQL, (json.dumps(list(run_ids)),))
+            await self.conn.commit()
+        self._deleted_runs_table_ready = True
 
     async def _store_snapshots(
         self, key: tuple[str, str, str], snapshots: Mapping[str, tuple[str, Any]]

@@ -13,11 +13,13 @@ from dataclasses import dataclass, replace
 
 from evoscientist_final_answer.answer.result import FinalAnswer, pending_answer, with_thread_status
 from evoscientist_final_answer.answer.status import RunStatus
-from evoscientist_final_answer.store.errors import StoreUnavailable, ThreadNotFound
+from evoscientist_final_answer.store.errors import RunNotFound, StoreUnavailable, ThreadNotFound
 from evoscientist_final_answer.store.lru import LruCache
 
 # Answers kept, by ``(thread, head)``.
 CACHE_SIZE = 1024
+# Runs found deleted, kept (``run_deleted``).
+KNOWN_DELETED_RUNS = 4096
 # ``metadata.source`` of a checkpoint written by ``graph.aupdate_state`` (not by a run).
 UPDATE_SOURCE = "update"
 # How many tidy-up checkpoints (``aupdate_state`` after a failed run) a read looks
@@ -43,6 +45,7 @@ class CheckpointAnswerReader(ABC):
         self.agent_name = agent_name
         self.cache: LruCache[tuple[str, Head], FinalAnswer] = LruCache(CACHE_SIZE)
         self._decoding: dict[tuple[str, Head], asyncio.Future[FinalAnswer]] = {}
+        self._deleted_runs: LruCache[str, None] = LruCache(KNOWN_DELETED_RUNS)
 
     @abstractmethod
     async def head(
@@ -68,9 +71,25 @@ class CheckpointAnswerReader(ABC):
         """Drop every cached answer (and whatever else lets a poll skip work): the next
         read of each thread is a first read again."""
         self.cache.clear()
+        self._deleted_runs.clear()
 
     async def close(self) -> None:  # noqa: B027 - readers without resources need nothing
         pass
+
+    async def run_deleted(self, run_id: str) -> bool:
+        """Whoever wrote the store deleted ``run_id`` (a rollback, on any server sharing
+        it: ``store.deleted_runs``). Asked only for a run no checkpoint carries; a run
+        found deleted is kept, since nothing of it is ever written again."""
+        if run_id in self._deleted_runs:
+            return True
+        if not await self.marked_deleted(run_id):
+            return False
+        self._deleted_runs.put(run_id, None)
+        return True
+
+    async def marked_deleted(self, run_id: str) -> bool:
+        """The store's own mark of a deleted run; a store without marks has none."""
+        return False
 
     async def _head(self, thread_id: str, run_id: str | None, user_id: str | None) -> Head | None:
         if user_id is None:  # readers written before ``user_id`` keep working
@@ -93,10 +112,18 @@ class CheckpointAnswerReader(ABC):
 
         With ``user_id`` (an authenticated caller) only checkpoints written by that
         user's runs count: another user's thread is ``ThreadNotFound``, as an unknown one.
+        A ``run_id`` no checkpoint carries is ``pending``, unless the run was deleted
+        (``RunNotFound``).
         """
         head = await self._head(thread_id, run_id, user_id)
         if head is None:
-            if run_id is not None and await self._head(thread_id, None, user_id) is not None:
+            if run_id is None:
+                raise ThreadNotFound(thread_id)
+            holds_thread = await self._head(thread_id, None, user_id) is not None
+            # Another user's thread stays unknown, whatever was deleted from it.
+            if (holds_thread or user_id is None) and await self.run_deleted(run_id):
+                raise RunNotFound(run_id)
+            if holds_thread:
                 return pending_answer(thread_id, run_id, "checkpointer")
             raise ThreadNotFound(thread_id)
         answer = self.cache.get((thread_id, head))

@@ -2,7 +2,8 @@
 it is ``404 run_not_found`` at once (even under ``wait=``), and the thread reads as it
 was before it. On PostgreSQL (a store other servers may share) the run used to stay
 ``pending`` for good: a run this server does not know might be another server's, but
-this one deleted it itself.
+this one deleted it itself. Every other reader of the store knows it too (the
+deletion is marked in the store: ``store.deleted_runs``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from EvoScientist.offline_model import answer_for, notes_for
 from tests.e2e.test_run_status import under_way
 from tests.support.postgres import session_database
 from tests.support.reliability import assert_error
+from tests.support.seeds import Store, answer_client, route
 from tests.support.servers import DevServer, langgraph_dev
 
 pytestmark = pytest.mark.e2e
@@ -27,14 +29,15 @@ ASSISTANT = "EvoScientist"
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def server(
+def served(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[DevServer]:
+) -> Iterator[tuple[DevServer, Store]]:
+    """The server, and the store it writes."""
     root = tmp_path_factory.mktemp(f"rolled-back-{request.param}")
     env = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0.05"}
     if request.param == "sqlite":
         with langgraph_dev(root / "work", root / "data", env=env) as server:
-            yield server
+            yield server, Store("sqlite", str(server.sessions_db))
         return
     with (
         session_database() as uri,
@@ -42,14 +45,15 @@ def server(
             root / "work", root / "data", env={**env, "EVOSCIENTIST_DATABASE_URI": uri}
         ) as server,
     ):
-        yield server
+        yield server, Store("postgres", uri)
 
 
 def ask(question: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": question}]}
 
 
-async def test_a_rolled_back_run_id_is_404(server: DevServer) -> None:
+async def test_a_rolled_back_run_id_is_404(served: tuple[DevServer, Store]) -> None:
+    server, store = served
     client = get_client(url=server.url, api_key=None)
     try:
         thread_id = (await client.threads.create())["thread_id"]
@@ -72,3 +76,11 @@ async def test_a_rolled_back_run_id_is_404(server: DevServer) -> None:
         body = (await http.get(path)).json()
     assert (body["status"], body["run_id"]) == ("success", first["run_id"]), body
     assert body["content"] == answer_for(first_question, [notes_for(first_question)])
+
+    # Another process reading the store (the standalone app; on ``sessions.db`` the
+    # TUI's side of the file, on PostgreSQL any other server) knows it too: the server
+    # marked the run deleted in the store, not only in its own memory.
+    async with answer_client(store) as elsewhere:
+        response = await elsewhere.get(route(thread_id), params={"run_id": second["run_id"]})
+        assert_error(response, 404, "run_not_found", retryable=False)
+        assert (await elsewhere.get(route(thread_id))).json() == body

@@ -4,7 +4,9 @@ database (``EVOSCIENTIST_DATABASE_URI``), as API servers behind a load balancer 
 A run made on server A, its stream cut for good by the proxy, is answered completely
 by server B's route. langgraph dev's in-memory runtime keeps thread metadata per
 process, so B's own API has never heard of the thread: the route answers from the
-checkpoint rows A's checkpointer wrote to PostgreSQL.
+checkpoint rows A's checkpointer wrote to PostgreSQL. A run A rolls back is
+``404 run_not_found`` on B too, and on a server started afterwards: A marked it deleted
+in the database (``evoscientist_final_answer.store.deleted_runs``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,8 +24,10 @@ from langgraph_sdk.errors import NotFoundError
 
 from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer.recovery import stream_with_recovery
+from tests.e2e.test_run_status import under_way
 from tests.support.postgres import session_database, table_names
 from tests.support.proxy import Fault, FaultProxy
+from tests.support.reliability import assert_error
 from tests.support.servers import DevServer, langgraph_dev, new_thread
 
 pytestmark = pytest.mark.e2e
@@ -38,12 +43,16 @@ def database() -> Iterator[str]:
         yield uri
 
 
+def server_env(database: str) -> dict[str, str]:
+    return {"EVOSCIENTIST_DATABASE_URI": database, "EVOSCIENTIST_OFFLINE_TOKEN_DELAY": TOKEN_DELAY}
+
+
 @pytest.fixture(scope="module")
 def servers(
     tmp_path_factory: pytest.TempPathFactory, database: str
 ) -> Iterator[tuple[DevServer, DevServer]]:
     root = tmp_path_factory.mktemp("scale-out")
-    env = {"EVOSCIENTIST_DATABASE_URI": database, "EVOSCIENTIST_OFFLINE_TOKEN_DELAY": TOKEN_DELAY}
+    env = server_env(database)
     with (
         langgraph_dev(root / "a" / "work", root / "a" / "data", env=env) as a,
         langgraph_dev(root / "b" / "work", root / "b" / "data", env=env) as b,
@@ -147,3 +156,43 @@ async def test_unknown_thread_is_404_on_both(servers: tuple[DevServer, DevServer
         response = await final_answer(server.url, "00000000-0000-4000-8000-000000000000")
         assert response.status_code == 404, response.text
         assert response.json()["error"]["code"] == "thread_not_found"
+
+
+async def test_a_run_rolled_back_on_a_is_404_on_every_server(
+    servers: tuple[DevServer, DevServer], database: str, tmp_path: Path
+) -> None:
+    """A rolls a run back: ``?run_id=`` of it is ``404 run_not_found`` on A, on B (whose
+    API never heard of the run), and on C, started afterwards. The deletion is marked
+    in the shared database, not in A's memory; each thread reads its earlier turn."""
+    a, b = servers
+    first_question = "Scale-out: keep this turn"
+    client = get_client(url=a.url, api_key=None)
+    try:
+        thread_id = (await client.threads.create())["thread_id"]
+        first = await client.runs.create(thread_id, ASSISTANT, input=ask(first_question))
+        await client.runs.join(thread_id, first["run_id"])
+        second = await client.runs.create(
+            thread_id, ASSISTANT, input=ask("Scale-out: roll this turn back")
+        )
+        await under_way(a, thread_id, messages=7)  # 4 of turn 1, 3 of turn 2
+        await client.runs.cancel(thread_id, second["run_id"], wait=True, action="rollback")
+    finally:
+        await client.aclose()
+
+    async def assert_rolled_back(server: DevServer) -> None:
+        for params in ({"run_id": second["run_id"]}, {"run_id": second["run_id"], "wait": "5"}):
+            started = time.monotonic()
+            response = await final_answer(server.url, thread_id, **params)
+            assert_error(response, 404, "run_not_found", retryable=False)
+            assert time.monotonic() - started < 4
+        body = (await final_answer(server.url, thread_id)).json()
+        assert (body["status"], body["run_id"]) == ("success", first["run_id"]), body
+        assert body["content"] == expected_answer(first_question)
+
+    await assert_rolled_back(a)
+    await assert_unknown_to(b.url, thread_id)  # B's API has never seen the thread
+    await assert_rolled_back(b)
+    with langgraph_dev(
+        tmp_path / "c" / "work", tmp_path / "c" / "data", env=server_env(database)
+    ) as c:
+        await assert_rolled_back(c)

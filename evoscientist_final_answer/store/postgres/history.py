@@ -9,9 +9,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import psycopg
-from langgraph.checkpoint.base import writes_sort_key
+from langgraph.checkpoint.base import CheckpointTuple, writes_sort_key
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from evoscientist_final_answer.store import delta, lazy
+from evoscientist_final_answer.store.decoding import check_whole_history, pruned_history
 from evoscientist_final_answer.store.errors import StoreUnavailable
 from evoscientist_final_answer.store.lru import LruCache
 from evoscientist_final_answer.store.messages import MESSAGES
@@ -79,6 +81,35 @@ FROM chain CROSS JOIN LATERAL (
 ) cw
 """
 MAX_CHAIN_DEPTH = 100_000
+# Whether a checkpoint of the thread still names ``parent`` as its parent: a history
+# read that found no row at ``parent`` tells a pruned parent from a thread deleted
+# meanwhile by it (only then, so no index on the parent is needed).
+STILL_NAMED_SQL = """
+SELECT EXISTS (
+  SELECT 1 FROM checkpoints
+  WHERE thread_id = %(thread_id)s AND checkpoint_ns = '' AND parent_checkpoint_id = %(parent)s
+) AS named
+"""
+# The last link of the parent chain from ``start`` up (without blobs): its parent is
+# NULL when the chain reaches the thread's first checkpoint, an id when an ancestor is
+# gone. For the full decode's check (``check_pruned``); the lazy one reads it from
+# ``HISTORY_SQL``'s rows.
+CHAIN_END_SQL = """
+WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, depth) AS (
+  SELECT c.checkpoint_id, c.parent_checkpoint_id, 0 FROM checkpoints c
+  WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns = '' AND c.checkpoint_id = %(start)s
+  UNION ALL
+  SELECT p.checkpoint_id, p.parent_checkpoint_id, chain.depth + 1
+  FROM chain CROSS JOIN LATERAL (
+    SELECT c.checkpoint_id, c.parent_checkpoint_id FROM checkpoints c
+    WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns = ''
+      AND c.checkpoint_id = chain.parent_checkpoint_id
+    LIMIT 1
+  ) p
+  WHERE chain.depth < %(max_depth)s
+)
+SELECT checkpoint_id, parent_checkpoint_id AS parent FROM chain ORDER BY depth DESC LIMIT 1
+"""
 # A snapshot larger than this stays on the server until the answer needs it: whether
 # it holds the few ids the answer's last turn carries is asked there
 # (``SEED_CHECK_SQL``: a scan of the bytes where they lie, against sending them all).
@@ -121,8 +152,17 @@ async def delta_entries(
     async with blob_cursor(conn) as cur:
         await cur.execute(HISTORY_SQL, params)
         rows = await cur.fetchall()
-    if not any(row["kind"] == "c" for row in rows):
+    chain = [row for row in rows if row["kind"] == "c"]
+    if not chain:
+        if await _still_named(conn, thread_id, parent_id):
+            raise pruned_history(parent_id)  # the child is there, its parent is not
         raise StoreUnavailable(f"checkpoint {parent_id} vanished while reading")
+    deepest = max(chain, key=lambda row: row["depth"])
+    ended = not deepest["seeded"] and deepest["depth"] < MAX_CHAIN_DEPTH
+    if ended and deepest["parent"] is not None:
+        # The walk ended at a link with no row behind it, before any stored value:
+        # one statement's snapshot, so not a deletion racing the read.
+        raise pruned_history(deepest["parent"])
     depth_of: dict[str, int] = {}
     seed_version: str | None = None
     seed: delta.Seed | None = None
@@ -188,3 +228,22 @@ async def stored_value(conn: psycopg.AsyncConnection[Any], thread_id: str, versi
     if row is None:
         raise StoreUnavailable(f"messages of {thread_id} at {version} vanished while reading")
     return parse(row["type"], row["blob"])
+
+
+async def _still_named(conn: psycopg.AsyncConnection[Any], thread_id: str, parent: str) -> bool:
+    cur = await conn.execute(STILL_NAMED_SQL, {"thread_id": thread_id, "parent": parent})
+    row = await cur.fetchone()
+    return bool(row and row["named"])
+
+
+async def check_pruned(saver: AsyncPostgresSaver, tup: CheckpointTuple) -> None:
+    """The full decode's check (``saver_answer(check=...)``): a DeltaChannel checkpoint
+    without the channel's value must have its whole history behind it."""
+    await check_whole_history(saver, tup, _missing_ancestor)
+
+
+async def _missing_ancestor(saver: AsyncPostgresSaver, thread_id: str, start: str) -> str | None:
+    params = {"thread_id": thread_id, "start": start, "max_depth": MAX_CHAIN_DEPTH}
+    cur = await saver.conn.execute(CHAIN_END_SQL, params)
+    row = await cur.fetchone()
+    return start if row is None else row["parent"]

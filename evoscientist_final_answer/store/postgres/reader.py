@@ -29,7 +29,6 @@ rowid, so a replaced row is told by its ``xmin``, the transaction that wrote it)
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 import weakref
 from collections.abc import AsyncIterator
@@ -44,12 +43,14 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from evoscientist_final_answer.answer.result import FinalAnswer
-from evoscientist_final_answer.store import lazy
 from evoscientist_final_answer.store.base import CACHE_SIZE, CheckpointAnswerReader, Head
+from evoscientist_final_answer.store.decoding import decode, unreadable
+from evoscientist_final_answer.store.deleted_runs import POSTGRES_DELETED_SQL
 from evoscientist_final_answer.store.errors import StoreUnavailable
 from evoscientist_final_answer.store.lru import LruCache
 from evoscientist_final_answer.store.messages import saver_answer
 from evoscientist_final_answer.store.postgres.blobs import blob_cursor
+from evoscientist_final_answer.store.postgres.history import check_pruned
 from evoscientist_final_answer.store.postgres.lazy import (
     NO_THREAD,
     LazyDecoder,
@@ -58,8 +59,6 @@ from evoscientist_final_answer.store.postgres.lazy import (
     with_checkpoint_row,
 )
 from evoscientist_final_answer.store.watch import ThreadWatch
-
-logger = logging.getLogger(__name__)
 
 # The newest root-namespace checkpoint (subgraph checkpoints never answer) that this
 # agent wrote (another agent's rows never answer) — for an authenticated user, one that
@@ -256,13 +255,17 @@ class PostgresAnswerReader(CheckpointAnswerReader):
                 yield conn
                 self._used[conn] = time.monotonic()
         except (StoreUnavailable, asyncio.CancelledError):
-            raise
+            raise  # a decode's failure is told already (``decoding``)
         except PoolTimeout as exc:
             raise StoreUnavailable(f"PostgreSQL unreachable: {exc}") from exc
         except psycopg.Error as exc:
+            if not store_failure(exc):
+                # The head query, which brings the checkpoint's row along on a first
+                # read, refused what that row holds: the row, not the store, is at fault.
+                raise unreadable("the newest checkpoint's row", exc) from exc
             raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
-        except Exception as exc:  # an undecodable blob may raise anything
-            raise StoreUnavailable(f"unreadable checkpoint: {type(exc).__name__}: {exc}") from exc
+        except Exception as exc:
+            raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
     # -- CheckpointAnswerReader -------------------------------------------------------
 
@@ -307,21 +310,37 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         async with self._connection() as conn:
             # A saver per decode: its lock serialises only this connection's statements.
             saver = AsyncPostgresSaver(conn)
-            if self.lazy_decoding:
+
+            async def lazily() -> FinalAnswer:
                 # No transaction: each statement reads one snapshot, and what the second
                 # (a DeltaChannel's history) reads lies below the checkpoint, written once.
                 row = self._prefetched.pop((thread_id, head), None)
-                try:
-                    answer = await self._lazy.answer(
-                        conn, saver.serde, thread_id, head.checkpoint_id, row
-                    )
-                    self._decoded_threads.put(thread_id, True)
-                    return answer
-                except lazy.Unexpected as exc:
-                    logger.info("thread %s: full decode (%s)", thread_id, exc)
-            async with conn.transaction():
-                await conn.execute(SNAPSHOT_SQL)
-                return await self.full_answer(saver, thread_id, head.checkpoint_id)
+                answer = await self._lazy.answer(
+                    conn, saver.serde, thread_id, head.checkpoint_id, row
+                )
+                self._decoded_threads.put(thread_id, True)
+                return answer
+
+            async def fully() -> FinalAnswer:
+                async with conn.transaction():
+                    await conn.execute(SNAPSHOT_SQL)
+                    return await self.full_answer(saver, thread_id, head.checkpoint_id)
+
+            return await decode(
+                thread_id,
+                head.checkpoint_id,
+                lazy_decode=lazily if self.lazy_decoding else None,
+                full_decode=fully,
+                store_failure=store_failure,
+            )
+
+    async def marked_deleted(self, run_id: str) -> bool:
+        async with self._connection() as conn:
+            try:
+                cur = await conn.execute(POSTGRES_DELETED_SQL, (run_id,))
+                return await cur.fetchone() is not None
+            except psycopg.errors.UndefinedTable:
+                return False  # nothing was ever deleted from this database
 
     def forget_answers(self) -> None:
         super().forget_answers()
@@ -366,7 +385,16 @@ class PostgresAnswerReader(CheckpointAnswerReader):
     ) -> FinalAnswer:
         """The saver decodes the checkpoint, its pending writes and its DeltaChannel
         history; the channel's reducer rebuilds the messages (as ``SqliteAnswerReader``)."""
-        return await saver_answer(saver, thread_id, checkpoint_id)
+        return await saver_answer(saver, thread_id, checkpoint_id, check=check_pruned)
+
+
+def store_failure(exc: Exception) -> bool:
+    """The database could not be read (``decoding.StoreFailure``): psycopg's and the
+    pool's errors (a connection lost, the server shutting down, a timeout) and the
+    OS's. Not a data exception (SQLSTATE class 22): that is the reader's SQL refusing
+    what a row holds (``jsonb_each_text`` of channel versions that are not an object),
+    and asking again meets the same row."""
+    return isinstance(exc, psycopg.Error | OSError) and not isinstance(exc, psycopg.DataError)
 
 
 async def _pause(timeout: float) -> None:

@@ -180,6 +180,13 @@ def connection_gone(exc: Exception) -> bool:
     return isinstance(exc, ValueError) and str(exc) in ("Connection closed", "no active connection")
 
 
+def store_failure(exc: Exception) -> bool:
+    """The file could not be read (``decoding.StoreFailure``): SQLite's errors (a lock,
+    a corrupt page: ``session`` tells them apart), the OS's, a connection closed under
+    the read. Anything else a decode raises came from the bytes it read."""
+    return isinstance(exc, sqlite3.Error | OSError) or connection_gone(exc)
+
+
 def _file_identity(path: Path) -> tuple[int, int] | None:
     try:
         info = path.stat()

@@ -25,7 +25,8 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from evoscientist_final_answer.answer.result import FinalAnswer, answer_from_checkpoint
 from evoscientist_final_answer.answer.status import ERROR_CHANNEL, INTERRUPT_CHANNEL, RESUME_CHANNEL
 from evoscientist_final_answer.store import delta, lazy, packed
-from evoscientist_final_answer.store.errors import CheckpointUnreadable, StoreUnavailable
+from evoscientist_final_answer.store.decoding import check_whole_history, pruned_history
+from evoscientist_final_answer.store.errors import StoreUnavailable
 from evoscientist_final_answer.store.lru import LruCache
 from evoscientist_final_answer.store.messages import MESSAGES, is_delta_channel
 from evoscientist_final_answer.store.sqlite.connection import fetch, in_one_trip
@@ -311,29 +312,12 @@ def _near_known(
 async def check_pruned(saver: AsyncSqliteSaver, tup: CheckpointTuple) -> None:
     """The full decode's check (``saver_answer(check=...)``): a DeltaChannel checkpoint
     without the channel's value must have its whole history behind it."""
-    if MESSAGES not in tup.checkpoint.get("channel_values", {}) and is_delta_channel(tup.metadata):
-        await _check_chain(saver, tup)
+    await check_whole_history(saver, tup, _missing_ancestor)
 
 
-async def _check_chain(saver: AsyncSqliteSaver, tup: CheckpointTuple) -> None:
-    """Raise when the saver rebuilt a DeltaChannel without a snapshot because an
-    ancestor is gone: langgraph's own walk stops there silently, with part of the
-    history, and an answer read from part of it may be the wrong one."""
-    history = await saver.aget_delta_channel_history(config=tup.config, channels=[MESSAGES])
-    if "seed" in history[MESSAGES] or tup.parent_config is None:
-        return
-    thread_id = tup.config["configurable"]["thread_id"]
-    parent_id = tup.parent_config["configurable"]["checkpoint_id"]
+async def _missing_ancestor(saver: AsyncSqliteSaver, thread_id: str, parent_id: str) -> str | None:
     rows = await fetch(saver, CHAIN_END_SQL, (thread_id, parent_id, thread_id, MAX_CHAIN_DEPTH))
-    missing = rows[0][1] if rows else parent_id
-    if missing is not None:
-        raise pruned_history(missing)
-
-
-def pruned_history(missing: str) -> CheckpointUnreadable:
-    return CheckpointUnreadable(
-        f"message history pruned before any snapshot (ancestor {missing} is gone)"
-    )
+    return rows[0][1] if rows else parent_id
 
 
 def _stored_seed(type_: str, blob: bytes) -> delta.Seed | None:

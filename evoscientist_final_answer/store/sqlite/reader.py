@@ -20,9 +20,7 @@ decode the answering checkpoint, same result (held against each other by
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,10 +31,10 @@ import aiosqlite
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from evoscientist_final_answer.answer.result import FinalAnswer
-from evoscientist_final_answer.store import lazy
 from evoscientist_final_answer.store.base import CheckpointAnswerReader, Head
 from evoscientist_final_answer.store.checkpoint_facts import CheckpointFacts
-from evoscientist_final_answer.store.errors import CheckpointUnreadable, StoreUnavailable
+from evoscientist_final_answer.store.decoding import decode
+from evoscientist_final_answer.store.deleted_runs import SQLITE_DELETED_SQL, SQLITE_NO_TABLE
 from evoscientist_final_answer.store.lru import LruCache
 from evoscientist_final_answer.store.messages import saver_answer
 from evoscientist_final_answer.store.sqlite.change_signal import ChangeSignal, change_signal
@@ -45,10 +43,10 @@ from evoscientist_final_answer.store.sqlite.connection import (
     READER_PRAGMAS,
     WRITES_HAVE_TASK_PATH_SQL,
     ReadOnlyConnection,
-    connection_gone,
     fetch,
     in_one_trip,
     read_only_uri,
+    store_failure,
 )
 from evoscientist_final_answer.store.sqlite.lazy import (
     ANCESTOR_IDS_SQL,
@@ -91,8 +89,6 @@ __all__ = [
     "pruned_history",
     "read_only_uri",
 ]
-
-logger = logging.getLogger(__name__)
 
 # Which checkpoint answers: the newest root-namespace one (subgraph checkpoints never
 # answer) that this agent wrote (another agent's rows in a shared thread never do), for
@@ -169,6 +165,8 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         self._heads: LruCache[tuple[str, str | None, str | None], _KnownHead] = LruCache(
             KNOWN_HEADS
         )
+        # Runs found unmarked (``marked_deleted``), with the change token of that read.
+        self._not_deleted: LruCache[str, _Quiet] = LruCache(KNOWN_HEADS)
         self.watch = ThreadWatch(
             self._watch_heads, self._until_changed, idle_cap=WATCH_IDLE_SECONDS
         )
@@ -292,28 +290,53 @@ class SqliteAnswerReader(CheckpointAnswerReader):
 
     async def answer(self, thread_id: str, head: Head) -> FinalAnswer:
         async with self._db.session() as saver:
+            checkpoint_id = head.checkpoint_id
+
+            async def lazily() -> FinalAnswer:
+                return await self.lazy_answer(saver, thread_id, checkpoint_id, head.writes)
+
+            async def fully() -> FinalAnswer:
+                return await self.full_answer(saver, thread_id, checkpoint_id)
+
+            return await decode(
+                thread_id,
+                checkpoint_id,
+                lazy_decode=lazily if self.lazy_decoding else None,
+                full_decode=fully,
+                store_failure=store_failure,
+            )
+
+    async def marked_deleted(self, run_id: str) -> bool:
+        """The mark, looked up without a trip to the file while the change signal
+        vouches that nothing was written since it was last found missing: a repeat
+        poll of a run not written yet then costs no more than before there were marks
+        (a mark is a write, so it ends the quiet)."""
+        known = self._not_deleted.get(run_id)
+        if (
+            known is not None
+            and known.signal is self._change
+            and known.signal.quiet_since(known.token)
+        ):
+            return False
+        await self._follow_replaced_file()
+        async with self._db.session() as saver:
+            signal = self._signal()
+            token = signal.token()  # before the query: a commit during it is not quiet
             try:
-                if self.lazy_decoding:
-                    try:
-                        return await self.lazy_answer(
-                            saver, thread_id, head.checkpoint_id, head.writes
-                        )
-                    except lazy.Unexpected as exc:
-                        logger.debug("thread %s: full decode (%s)", thread_id, exc)
-                return await self.full_answer(saver, thread_id, head.checkpoint_id)
-            except (StoreUnavailable, sqlite3.Error, OSError, asyncio.CancelledError):
-                raise
-            except Exception as exc:
-                if connection_gone(exc):
+                rows = await fetch(saver, SQLITE_DELETED_SQL, (run_id,))
+            except sqlite3.OperationalError as exc:
+                if SQLITE_NO_TABLE not in str(exc):
                     raise
-                # The file was read; what it holds cannot be decoded by this process.
-                raise CheckpointUnreadable(
-                    f"checkpoint {head.checkpoint_id}: {type(exc).__name__}: {exc}"
-                ) from exc
+                rows = []  # nothing was ever deleted from this store
+        if rows:
+            return True
+        self._not_deleted.put(run_id, _Quiet(signal, token))
+        return False
 
     def forget_answers(self) -> None:
         super().forget_answers()
         self._heads.clear()
+        self._not_deleted.clear()
 
     def change_token(self, thread_id: str) -> object:
         """The thread's signature as the watch last saw it."""
@@ -366,6 +389,14 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         if writes is None or prefetched_writes != writes:
             row = None
         return await self._lazy.answer(saver, thread_id, checkpoint_id, row)
+
+
+@dataclass(frozen=True, slots=True)
+class _Quiet:
+    """What was true when ``token`` was taken stays true while ``signal`` is quiet."""
+
+    signal: ChangeSignal
+    token: int
 
 
 @dataclass(frozen=True, slots=True)
