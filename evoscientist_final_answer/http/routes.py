@@ -105,9 +105,11 @@ def auth_context(request: Request) -> AbstractAsyncContextManager[Any]:
 
 # The route's methods. Inside langgraph dev a method a route lacks falls through to
 # the server's own routes and ends in a bare 404, which a client reads as "route
-# absent" (F2a): the route takes every method and refuses the others itself.
+# absent" (F2a); elsewhere Starlette answers it in plain text, with an ``Allow`` of
+# its own. So the route matches every method (``OPTIONS``, ``TRACE``, ``PROPFIND``,
+# any token) and refuses all but these itself, in the documented JSON. A CORS
+# preflight never gets here: the host's CORS middleware answers it.
 ROUTE_METHODS = ("GET", "HEAD")
-REFUSED_METHODS = ("POST", "PUT", "DELETE", "PATCH")
 
 
 # The access log's word for a request whose client left first (nginx's convention).
@@ -274,9 +276,11 @@ class FinalAnswerRoute(Route):
         super().__init__(
             FINAL_ANSWER_PATH,
             self.serve,
-            methods=[*ROUTE_METHODS, *REFUSED_METHODS],
             name="final_answer",
         )
+        # Every method (see ROUTE_METHODS); set here, as Starlette reads ``methods=None``
+        # as GET alone for an endpoint that is a function.
+        self.methods = None
         self.path_regex = FINAL_ANSWER_REGEX
         self.param_convertors = {"thread_id": AnyTextConvertor()}
 

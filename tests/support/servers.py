@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 import uvicorn
 from langgraph_sdk import get_client
-from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 REPO = Path(__file__).resolve().parents[2]
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
@@ -234,10 +234,11 @@ async def new_thread(url: str) -> str:
 
 
 @asynccontextmanager
-async def listening(app: Starlette) -> AsyncIterator[int]:
-    """``app`` behind a real uvicorn on a local port, in this event loop."""
+async def listening(app: ASGIApp, **options: Any) -> AsyncIterator[int]:
+    """``app`` behind a real uvicorn on a local port, in this event loop; ``options``:
+    more of uvicorn's settings (``timeout_keep_alive=...``)."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:

@@ -11,6 +11,11 @@ accepts, sends every such response itself, all at once, before any request's own
 runs again. One answer is rendered once for all the requests that asked for the same
 representation.
 
+Each response is sent in the context of the request it answers (``Parked.context``),
+as if that request's task sent it: the host's middleware that reads a context variable
+in its ``send`` (a request id, a tracing span, the caller's identity) sees the values
+of that request, not those of the poll or of whichever request started it.
+
 A parked request that its poll did not answer (its wait ran out, or the outcome is an
 error) leaves the parking and answers for itself, as every request did before.
 """
@@ -18,6 +23,7 @@ error) leaves the parking and answers for itself, as every request did before.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
@@ -29,7 +35,8 @@ from evoscientist_final_answer.http.longpoll.collector import collector_paused
 logger = logging.getLogger(__name__)
 
 # Sends the response for an answer; the dict is shared by every response sent for the
-# same answer (what one request renders, the next one with the same key reuses).
+# same answer (what one request renders, the next one with the same key sends a copy
+# of: ``held_response``).
 Respond = Callable[[FinalAnswer, dict[Hashable, Any]], Awaitable[None]]
 
 
@@ -43,9 +50,12 @@ class Parked:
     # Set once the poll takes it on; ``woken`` once its response is out.
     answered: FinalAnswer | None = None
     woken: asyncio.Future[None] = field(init=False)
+    # Where its response is sent from: the request's own (made in its task).
+    context: contextvars.Context = field(init=False)
 
     def __post_init__(self) -> None:
         self.woken = asyncio.get_running_loop().create_future()
+        self.context = _own_context()
 
     def wake(self) -> None:
         if not self.woken.done():
@@ -90,16 +100,36 @@ class Parking:
             del self._parked[parked]
             parked.answered = answer
         rendered: dict[Hashable, Any] = {}
+        loop = asyncio.get_running_loop()
         try:
             with collector_paused():  # no collection midway through the wave
                 # Each ``respond`` is called here, in order: a request knows at once
-                # that its response is on its way (``held_response``).
-                sends = [parked.respond(answer, rendered) for parked in accepted]
-                await asyncio.gather(*(_guarded(send) for send in sends))
+                # that its response is on its way (``held_response``). Each send is a
+                # task, as ``gather`` would make it, but in its request's context.
+                sends = [
+                    loop.create_task(
+                        _guarded(parked.respond(answer, rendered)), context=parked.context
+                    )
+                    for parked in accepted
+                ]
+                await asyncio.gather(*sends)
         finally:
             for parked in accepted:
                 parked.wake()
         return len(accepted)
+
+
+def _own_context() -> contextvars.Context:
+    """The calling task's context: the object itself where Python exposes it (3.12's
+    ``Task.get_context``), so that what the host's ``send`` sets stays with the request
+    as when it sends for itself; else a copy, with the same values while the request
+    is parked (its task runs nothing until it is woken)."""
+    task = asyncio.current_task()
+    get_context = getattr(task, "get_context", None)
+    if get_context is None:
+        return contextvars.copy_context()
+    context: contextvars.Context = get_context()
+    return context
 
 
 async def _guarded(send: Awaitable[None]) -> None:

@@ -67,7 +67,7 @@ class DirectSend:
     """A front-door request's way to the socket. ``send`` is below the CORS headers:
     ``with_cors`` adds them as the server's own middleware would, so that a poll
     answering a thousand requests from one origin runs that middleware once and
-    sends the same messages to each (``delivery``)."""
+    sends each a copy of the same messages (``delivery``, ``held_response``)."""
 
     send: Send
     cors: CORSMiddleware | None

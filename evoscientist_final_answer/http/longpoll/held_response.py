@@ -11,8 +11,13 @@ the request's own way out:
   every request that shares them;
 - otherwise through the ``send`` the host handed the route (``FinalAnswerRoute``), so
   the host's own middleware (CORS, access log, a boundary of its own) sees each
-  response as it sees every other. Such middleware may edit a response's headers in
-  place, so each request gets its own copy of the messages.
+  response as it sees every other.
+
+Whichever way, every request sends messages of its own: a copy of the rendered ones
+(the dicts and their header lists; the bytes are shared). Middleware may write into a
+message it is given (GZip puts its compressed body and trailer there, CORS its
+headers), and a message shared with another response would carry those writes into it.
+Each response goes out in the context of the request it answers (``delivery``).
 
 Only the messages go out from the poll; the request's task, woken after the whole
 pass, finishes what the host does after a response (its logs, its cleanup).
@@ -84,12 +89,21 @@ class HeldResponse:
         return self._send(answer, rendered)
 
     async def _send(self, answer: FinalAnswer, rendered: dict[Hashable, Any]) -> None:
-        key = (self.representation, self.if_none_match, self._origin())
+        # Everything of the request that the render reads. The method too: Starlette
+        # renders a HEAD as a GET today (the server drops the body), and a HEAD must
+        # not be sent a GET's messages should that change, nor a GET a HEAD's.
+        key = (
+            self.request.method,
+            self.representation,
+            self.if_none_match,
+            self.direct is not None,
+            self._origin(),
+        )
         messages = rendered.get(key)
         if messages is None:
             messages = rendered[key] = await self._render(answer)
         for message in messages:
-            await self.send(message if self.direct is not None else _copy(message))
+            await self.send(_own(message))
 
     async def complete(self) -> None:
         """End the response the poll sent, from the request's own task.
@@ -100,7 +114,7 @@ class HeldResponse:
         host's middleware) and starts its cleanup, which the poll's pass leaves for
         afterwards instead of running between its sends."""
         try:
-            await self.send(END_OF_BODY)
+            await self.send(_own(END_OF_BODY))
         except Exception as exc:  # the client left meanwhile: nothing more to tell it
             logger.debug("a held response could not be ended: %r", exc)
 
@@ -124,12 +138,13 @@ class HeldResponse:
         return messages
 
 
+# What ends every held response; each request sends its own copy (``_own``).
 END_OF_BODY: Message = {"type": "http.response.body", "body": b"", "more_body": False}
 
 
-def _copy(message: Message) -> Message:
-    """Through the host's middleware, which may edit a response's headers in place:
-    a copy each."""
+def _own(message: Message) -> Message:
+    """A request's own copy of a shared message: whatever the middleware on its way
+    writes into it (a body, headers) stays in this response."""
     copied = dict(message)
     if "headers" in copied:
         copied["headers"] = list(copied["headers"])

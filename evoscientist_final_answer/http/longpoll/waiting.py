@@ -15,6 +15,7 @@ watch reports (a run silent past its bound) is still seen.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Protocol
@@ -164,9 +165,7 @@ class LongPolls:
         poll = self._polls.get(key)
         if poll is None:
             poll = self._polls[key] = _Poll()
-            # The caller's context goes with it: inside the server the poll's API calls
-            # run as this caller (the key holds the caller's identity).
-            poll.task = asyncio.create_task(self._run(key, poll))
+            poll.task = asyncio.create_task(self._run(key, poll), context=_poll_context())
         poll.waiters += 1
         parked = None if respond is None else Parked(accepts, respond)
         fresh_from: int | None = None  # time is up: the read that answers, and later
@@ -381,6 +380,15 @@ async def _first_of(*awaitables: Awaitable[object]) -> None:
     finally:
         for task in tasks:
             task.cancel()
+
+
+def _poll_context() -> contextvars.Context:
+    """Where a new poll runs. Inside the server, in a copy of its first caller's context:
+    the poll's API calls run as that caller (the poll's key holds the caller's
+    identity). Elsewhere it reads the store for every waiter alike and needs nothing of
+    any one request's: a copy would keep the first request's values (its middleware's
+    request id, a tracing span) alive as long as the poll runs."""
+    return contextvars.copy_context() if inside_langgraph_server() else contextvars.Context()
 
 
 def _as_server() -> None:
