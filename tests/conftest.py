@@ -40,6 +40,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("xdist_group") is None and _uses_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    # xdist hands out groups in collection order: the longest go first, so that none of
+    # them starts last and holds the run up alone (each takes minutes on one worker).
+    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_GROUPS_FIRST))
+
+
+# The modules whose groups take longest (``--durations``): browsers and node suites on
+# a real server, and upstream's own server.
+LONGEST_GROUPS_FIRST = (
+    "tests/js/test_browser_langchain_react.py",
+    "tests/js/test_browser_recovery.py",
+    "tests/js/test_live.py",
+    "tests/upstream/",
+    "tests/recovery/test_once.py",
+)
 
 
 def _uses_module_fixture(item: pytest.Item) -> bool:
