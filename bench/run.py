@@ -324,10 +324,10 @@ async def main(argv: list[str]) -> int:
         if "load" in parts:
             print("load", flush=True)
             await load(report, work)
-        if "crowd" in parts:
+        if "crowd" in parts or "crowd-route-only" in parts:
             print("a thousand waiting browsers", flush=True)
             report.crowd = CrowdReport()
-            await crowd(report.crowd, work)
+            await crowd(report.crowd, work, complete_app="crowd" in parts)
         if "round-two" in parts:
             from bench.round_two import RoundTwo, measure
 
