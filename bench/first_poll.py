@@ -6,10 +6,15 @@ route-only app (``EvoScientist.langgraph_dev.http:routes_only_app``: the routes 
 commits a new checkpoint (a turn: a question and its answer, another connection) and
 then times, one after the other:
 
-- *read of the new checkpoint*: the poll that finds the new head and decodes it;
-- *poll right after it*: the next poll, the answer now cached per head (the change
-  signal's trailing report may still make it ask the head once);
-- *repeat poll*: a later poll, nothing written since (no query);
+- *read of the new checkpoint*: the poll that finds the new head and decodes it, made
+  the moment the commit returns (as a held poll wakes);
+- *poll right after it*: the next poll, the answer now cached per head; still inside
+  the change signal's trailing report of the commit, so it asks the head once (one
+  trip to the file, no decode): the worst case of a poll after a new checkpoint;
+- *first poll past the commit's reports*: 100 ms later, the first poll after the
+  change signal's trailing report, which it must trust no cached head across: one
+  head query again (on an idle worker thread), no decode;
+- *repeat poll*: the next, nothing written since (no query);
 - *404 through the same app*: a path no route has, the host's own floor.
 
 The same rounds run on a plain thread and on a DeltaChannel one (the agent's channel).
@@ -44,12 +49,14 @@ ROUNDS = 25
 DEMO_APP = "EvoScientist.langgraph_dev.http:routes_only_app"
 READ = "read of the new checkpoint"
 AFTER = "poll right after it"
+SETTLED = "first poll past the commit's reports"
 REPEAT = "repeat poll"
 MISSING = "404 through the same app"
-COLUMNS = (READ, AFTER, REPEAT, MISSING)
+COLUMNS = (READ, AFTER, SETTLED, REPEAT, MISSING)
+# The polls after the read of a new checkpoint, before the next repeat poll: the target.
+AFTER_READ = (AFTER, SETTLED)
 # Past the change signal's coalescing and trailing reports of the commit
-# (``store.sqlite.change_signal``): the poll then reads what a client polling a
-# second later would, not a commit half reported.
+# (``store.sqlite.change_signal``): a repeat poll then runs no query.
 SETTLE_SECONDS = 0.1
 AFTER_TARGET = 0.0005
 HTTP_TARGET = 1.0
@@ -103,13 +110,11 @@ async def polls(db: Path, mode: Mode, app: Any, rounds: int) -> dict[str, float]
         for turn in range(rounds + 2):
             question = HumanMessage(f"Question {turn}?", id=f"question-{turn}")
             await graph.ainvoke({"messages": [question]}, config)
+            timed = {READ: await get(path), AFTER: await get(path)}
             await asyncio.sleep(SETTLE_SECONDS)
-            timed = {
-                READ: await get(path),
-                AFTER: await get(path),
-                REPEAT: await get(path),
-                MISSING: await get("/api/no-such-route", expect=404),
-            }
+            timed[SETTLED] = await get(path)
+            timed[REPEAT] = await get(path)
+            timed[MISSING] = await get("/api/no-such-route", expect=404)
             if turn >= 2:  # warm-up rounds
                 for name, seconds in timed.items():
                     samples[name].append(seconds)
@@ -150,15 +155,19 @@ async def measure(result: FirstPoll, work: Path, rounds: int = ROUNDS) -> None:
 def targets(result: FirstPoll) -> list[tuple[str, str, bool]]:
     rows: list[tuple[str, str, bool]] = []
     if result.in_process:
-        worst_mode = max(result.in_process, key=lambda m: result.in_process[m][AFTER])
-        worst = result.in_process[worst_mode][AFTER]
+        worst_mode, worst_poll = max(
+            ((mode, poll) for mode in result.in_process for poll in AFTER_READ),
+            key=lambda found: result.in_process[found[0]][found[1]],
+        )
+        worst = result.in_process[worst_mode][worst_poll]
         rows.append(
             (
                 f"first poll after a new checkpoint ({SIZE:,} msgs, in-process through the "
                 f"demo's route-only app) ≤ {ms(AFTER_TARGET)}",
-                f"{ms(worst)} at most ({worst_mode}; "
+                f"{ms(worst)} at most ({worst_mode}, {worst_poll}; "
                 + "; ".join(
-                    f"{mode}: read {ms(m[READ])}, repeat {ms(m[REPEAT])}, 404 {ms(m[MISSING])}"
+                    f"{mode}: right after {ms(m[AFTER])}, past the reports {ms(m[SETTLED])}, "
+                    f"repeat {ms(m[REPEAT])}, 404 {ms(m[MISSING])}"
                     for mode, m in result.in_process.items()
                 )
                 + ")",
@@ -186,9 +195,13 @@ def section(result: FirstPoll) -> list[str]:
             f"A {SIZE:,}-message thread in `sessions.db`, read in-process through "
             f"`{DEMO_APP}` (only `final_answer_routes()`, no middleware), its ASGI callable "
             "called directly. Each round another connection commits a new checkpoint (a "
-            f"turn), {SETTLE_SECONDS * 1000:.0f} ms pass, then four requests in a row: the "
-            "one that reads the new checkpoint, the poll right after it, a repeat poll and "
-            f"a 404 through the same app. Medians of {ROUNDS} rounds.",
+            "turn); the moment the commit returns, the poll that reads it and the poll "
+            "right after it (the answer cached per head, but still inside the change "
+            "signal's trailing report of the commit: one head query, no decode); "
+            f"{SETTLE_SECONDS * 1000:.0f} ms later, past the signal's reports, a poll "
+            "that asks the head once more (the report vouches for no head read before "
+            "it), a repeat poll (no query) and a 404 through the same app. Medians of "
+            f"{ROUNDS} rounds; the target holds for both polls after the read.",
             "",
             "| thread | " + " | ".join(COLUMNS) + " |",
             "|---" * (len(COLUMNS) + 1) + "|",
