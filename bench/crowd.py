@@ -378,9 +378,30 @@ async def route_only_scenarios(report: CrowdReport, server: DevServer, first: in
         print(f"  route only, {kind}: {report.route_only[kind]}", flush=True)
 
 
-async def crowd(report: CrowdReport, work: Path) -> None:
+async def crowd(report: CrowdReport, work: Path, *, complete_app: bool = True) -> None:
+    """The crowd scenarios in the complete app, then in the demo's route-only adoption;
+    ``complete_app=False`` measures the route-only ones alone
+    (``python -m bench --only crowd-route-only``)."""
     raise_fd_limit()  # the server inherits it: 1,000 connections need 1,000 fds
     env = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": TOKEN_DELAY}
+    first = THREADS  # every run its own question
+    if complete_app:
+        first = await complete_app_scenarios(report, work, env)
+    # The demo's own ``http.app`` adopts the route as upstream does (route only).
+    report.route_only_app = DEMO_APP
+    with langgraph_dev(
+        work / "crowd-route-only",
+        work / "crowd-route-only-data",
+        env={**env, "BENCH_HOST_APP": DEMO_APP},
+        args=SERVER_ARGS,
+        app=HOST_FLOOR_APP,
+    ) as server:
+        await route_only_scenarios(report, server, first)
+    report.load_avg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+async def complete_app_scenarios(report: CrowdReport, work: Path, env: dict[str, str]) -> int:
+    """The scenarios in the complete app; the first question number not yet asked."""
     with langgraph_dev(
         work / "crowd", work / "crowd-data", env=env, args=SERVER_ARGS, app=SERVER_APP
     ) as server:
@@ -401,14 +422,4 @@ async def crowd(report: CrowdReport, work: Path) -> None:
             print(f"  {kind}: walls alone/crowded {walls}: {report.scenarios[kind]}", flush=True)
         await idle_and_abort(server, report)
         print(f"  idle: {report.idle}", flush=True)
-    # The demo's own ``http.app`` adopts the route as upstream does (route only).
-    report.route_only_app = DEMO_APP
-    with langgraph_dev(
-        work / "crowd-route-only",
-        work / "crowd-route-only-data",
-        env={**env, "BENCH_HOST_APP": DEMO_APP},
-        args=SERVER_ARGS,
-        app=HOST_FLOOR_APP,
-    ) as server:
-        await route_only_scenarios(report, server, first)
-    report.load_avg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    return first

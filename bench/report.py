@@ -334,11 +334,13 @@ def plot(report: Any, path: Path) -> bool:
 
 
 def write(report: Any, out: Path, *, machine: str, when: datetime) -> bool:
-    from bench import rollback, round_two
+    from bench import first_poll, rollback, round_two
 
     rows = targets(report)
     if report.round_two is not None:
         rows += round_two.targets(report.round_two)
+    if getattr(report, "first_poll", None) is not None:
+        rows += first_poll.targets(report.first_poll)
     if getattr(report, "rollback", None) is not None:
         rows += rollback.targets(report.rollback)
     lines = [
@@ -388,6 +390,8 @@ def write(report: Any, out: Path, *, machine: str, when: datetime) -> bool:
         lines.append("")
     if report.round_two is not None:
         lines += round_two.section(report.round_two)
+    if getattr(report, "first_poll", None) is not None:
+        lines += first_poll.section(report.first_poll)
     if report.flat:
         lines += ["## Flat as stores grow", "", "| store | median | ratio |", "|---|---|---|"]
         for medians in report.flat.values():

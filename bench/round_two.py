@@ -1,6 +1,7 @@
 """Issue 13's scenarios, side by side in one run: PostgreSQL against SQLite on the same
-threads, a restarted server's first read against a warm one, and the route over HTTP
-against the server's own ``GET /ok``.
+threads, and a restarted server's first read against a warm one. (The route over HTTP
+against the server's own ``GET /ok`` is ``bench.first_poll``'s now, beside the polls
+after a new checkpoint.)
 
 Run alone with ``python -m bench --only round-two`` (``bench/run.py`` calls
 ``measure`` and ``bench/report.py`` calls ``targets``/``section``).
@@ -10,14 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import statistics
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench import cold, cold_floor, seed
 from bench import postgres as bench_postgres
-from bench.http_floor import ANSWER, MODELS, OK, STATE, http_floor
 from bench.in_process import InProcess
 from bench.postgres_floor import PostgresFloor, head_query
 from bench.postgres_wake import postgres_wake_delays
@@ -38,7 +37,6 @@ class RoundTwo:
     postgres: dict[tuple[str, int], dict[str, float]] = field(default_factory=dict)
     # (backend, mode, size) -> {"first read", "warm read"}
     cold: dict[tuple[str, str, int], dict[str, float]] = field(default_factory=dict)
-    http: dict[str, float] = field(default_factory=dict)
     # Seconds from a run's final commit to a held request's return, on PostgreSQL.
     wake: list[float] = field(default_factory=list)
     postgres_missing: str | None = None
@@ -109,10 +107,6 @@ async def measure(result: RoundTwo, sizes: list[int], work: Path) -> None:
                     flush=True,
                 )
     await local.close()
-    print("  HTTP against GET /ok", flush=True)
-    with tempfile.TemporaryDirectory(dir=work) as server_work:
-        result.http = await http_floor(Path(server_work))
-    print("  " + ", ".join(f"{k} {ms(v)}" for k, v in result.http.items()), flush=True)
 
 
 def _floor(backend: str, db: Path, uri: str | None, thread_id: str) -> Any:
@@ -176,9 +170,6 @@ def targets(result: RoundTwo) -> list[tuple[str, str, bool]]:
                 worst <= 2,
             )
         )
-    if result.http:
-        r = result.http[ANSWER] / result.http[OK]
-        rows.append(("unchanged-thread poll over HTTP ≤ 1.3× GET /ok", f"{r:.2f}×", r <= 1.3))
     return rows
 
 
@@ -273,21 +264,4 @@ def section(result: RoundTwo) -> list[str]:
                     cells.append("—" if floor is None else f"{ms(floor)} ({floor / warm:.2f}×)")
             lines.append(f"| {mode}, {size:,} msgs | " + " | ".join(cells) + " |")
         lines.append("")
-    if result.http:
-        ok = result.http[OK]
-        lines += [
-            "## Over HTTP, against the server's own floor",
-            "",
-            "One `langgraph dev`, a 20-message thread, sequential requests on one keep-alive "
-            "connection, interleaved. The route reads the server's thread status from the "
-            "in-memory runtime's own table (no request through the API per poll).",
-            "",
-            "| route | median | vs GET /ok |",
-            "|---|---|---|",
-            *(
-                f"| `{name}` | {ms(result.http[name])} | {result.http[name] / ok:.2f}× |"
-                for name in (OK, MODELS, ANSWER, STATE)
-            ),
-            "",
-        ]
     return lines

@@ -52,6 +52,7 @@ class Report:
     load: dict[str, Any] = field(default_factory=dict)
     crowd: CrowdReport | None = None
     round_two: Any = None  # bench.round_two.RoundTwo, when that part ran
+    first_poll: Any = None  # bench.first_poll.FirstPoll, when that part ran
     rollback: Any = None  # bench.rollback.RollbackReport, when that part ran
     seconds: float = 0.0
 
@@ -300,7 +301,9 @@ async def pollers(
 async def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--sizes", default="20,200,2000,10000")
-    parser.add_argument("--only", default="sizes,flat,long-poll,load,crowd,round-two,rollback")
+    parser.add_argument(
+        "--only", default="sizes,flat,long-poll,load,crowd,round-two,first-poll,rollback"
+    )
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -321,16 +324,23 @@ async def main(argv: list[str]) -> int:
         if "load" in parts:
             print("load", flush=True)
             await load(report, work)
-        if "crowd" in parts:
+        if "crowd" in parts or "crowd-route-only" in parts:
             print("a thousand waiting browsers", flush=True)
             report.crowd = CrowdReport()
-            await crowd(report.crowd, work)
+            await crowd(report.crowd, work, complete_app="crowd" in parts)
         if "round-two" in parts:
             from bench.round_two import RoundTwo, measure
 
             print("round two: Postgres, first reads, HTTP floor", flush=True)
             report.round_two = RoundTwo()
             await measure(report.round_two, sizes, work)
+        if "first-poll" in parts:
+            from bench.first_poll import FirstPoll
+            from bench.first_poll import measure as first_poll
+
+            print("polls after a new checkpoint (route only), HTTP floor", flush=True)
+            report.first_poll = FirstPoll()
+            await first_poll(report.first_poll, work)
         if "rollback" in parts:
             from bench import rollback
 
