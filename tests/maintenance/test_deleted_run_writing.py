@@ -20,8 +20,8 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from EvoScientist.checkpointer import sessions_checkpointer
 from tests.maintenance.oracle import run_ids
+from tests.support.factory_saver import factory_saver
 from tests.support.seeds import Store, uuid_thread_id
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")
@@ -45,11 +45,7 @@ ORPHAN_WRITES = {
 async def saver(store: Store, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
     """The saver ``langgraph.json``'s factory yields for ``store``: the graph writes
     through it and the rollback deletes through it, as inside langgraph-api."""
-    if store.backend == "postgres":
-        monkeypatch.setenv("EVOSCIENTIST_DATABASE_URI", store.uri)
-    else:
-        monkeypatch.setenv("EVOSCIENTIST_DATA_DIR", str(store.path.parent))
-    async with sessions_checkpointer() as saver:
+    async with factory_saver(store, monkeypatch) as saver:
         yield saver
 
 

@@ -24,7 +24,6 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from EvoScientist.checkpointer import sessions_checkpointer
 from tests.maintenance.oracle import (
     Decoded,
     assert_decodes_unchanged,
@@ -32,6 +31,7 @@ from tests.maintenance.oracle import (
     run_ids,
     stored,
 )
+from tests.support.factory_saver import factory_saver
 from tests.support.seeds import MessagesMode, Store, new_run_id, node_graph, uuid_thread_id
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")
@@ -145,11 +145,7 @@ def _config(thread_id: str) -> dict[str, Any]:
 
 @pytest.fixture
 async def saver(store: Store, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
-    if store.backend == "postgres":
-        monkeypatch.setenv("EVOSCIENTIST_DATABASE_URI", store.uri)
-    else:
-        monkeypatch.setenv("EVOSCIENTIST_DATA_DIR", str(store.path.parent))
-    async with sessions_checkpointer() as saver:
+    async with factory_saver(store, monkeypatch) as saver:
         yield saver
 
 

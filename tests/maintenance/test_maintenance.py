@@ -9,14 +9,13 @@ The end-to-end half (no start-up warning, ``POST /threads/{id}/copy`` answered) 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from EvoScientist.checkpointer import sessions_checkpointer
+from tests.support.factory_saver import factory_saver
 from tests.support.seeds import (
     DELTA_PREAMBLE,
     SeededThread,
@@ -28,19 +27,6 @@ from tests.support.seeds import (
 )
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")
-
-
-@asynccontextmanager
-async def factory_saver(
-    store: Store, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[BaseCheckpointSaver]:
-    """The saver ``langgraph.json``'s factory yields for ``store``."""
-    if store.backend == "postgres":
-        monkeypatch.setenv("EVOSCIENTIST_DATABASE_URI", store.uri)
-    else:
-        monkeypatch.setenv("EVOSCIENTIST_DATA_DIR", str(store.path.parent))
-    async with sessions_checkpointer() as saver:
-        yield saver
 
 
 @pytest.fixture

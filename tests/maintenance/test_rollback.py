@@ -18,9 +18,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, StateGraph
 from typing_extensions import TypedDict
 
-from EvoScientist.checkpointer import sessions_checkpointer
 from evoscientist_final_answer.maintenance.rollback import MaintenanceRefused
 from tests.maintenance.oracle import assert_decodes_unchanged, decode_all, run_ids, stored
+from tests.support.factory_saver import factory_saver
 from tests.support.seeds import (
     DELTA_PREAMBLE,
     MessagesMode,
@@ -41,11 +41,7 @@ async def saver(
     store: Store, seeder: Seeder, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[BaseCheckpointSaver]:
     """The saver ``langgraph.json``'s factory yields for ``store``."""
-    if store.backend == "postgres":
-        monkeypatch.setenv("EVOSCIENTIST_DATABASE_URI", store.uri)
-    else:
-        monkeypatch.setenv("EVOSCIENTIST_DATA_DIR", str(store.path.parent))
-    async with sessions_checkpointer() as saver:
+    async with factory_saver(store, monkeypatch) as saver:
         yield saver
 
 

@@ -18,7 +18,6 @@ import psycopg
 import pytest
 from langchain_core.messages import HumanMessage
 
-from EvoScientist.checkpointer import sessions_checkpointer
 from evoscientist_final_answer.answer.status import RunStatus
 from evoscientist_final_answer.maintenance.sqlite import MaintainedSqliteSaver
 from evoscientist_final_answer.store.deleted_runs import (
@@ -29,6 +28,7 @@ from evoscientist_final_answer.store.deleted_runs import (
 from evoscientist_final_answer.store.errors import RunNotFound
 from evoscientist_final_answer.store.sqlite.change_signal import COALESCE_SECONDS, TRAILING_SECONDS
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
+from tests.support.factory_saver import factory_saver as open_factory_saver
 from tests.support.reliability import assert_error
 from tests.support.seeds import (
     AGENT_NAME,
@@ -72,11 +72,7 @@ SETTLE_SECONDS = COALESCE_SECONDS + TRAILING_SECONDS + 0.1
 async def factory_saver(store: Store, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
     """The saver ``langgraph.json``'s factory yields for ``store``: what deletes a run
     inside langgraph-api (a rollback)."""
-    if store.backend == "postgres":
-        monkeypatch.setenv("EVOSCIENTIST_DATABASE_URI", store.uri)
-    else:
-        monkeypatch.setenv("EVOSCIENTIST_DATA_DIR", str(store.path.parent))
-    async with sessions_checkpointer() as saver:
+    async with open_factory_saver(store, monkeypatch) as saver:
         yield saver
 
 
