@@ -15,6 +15,7 @@ from psycopg import sql as psql
 
 from EvoScientist.checkpointer import sessions_checkpointer
 from evoscientist_final_answer.maintenance import postgres, sqlite
+from tests.support.factory_saver import factory_saver
 from tests.support.postgres import (
     admin_uri,
     new_database_name,
@@ -29,11 +30,7 @@ from tests.support.seeds import Seeder, Store
 async def saver(
     store: Store, seeder: Seeder, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[BaseCheckpointSaver]:
-    if store.backend == "postgres":
-        monkeypatch.setenv("EVOSCIENTIST_DATABASE_URI", store.uri)
-    else:
-        monkeypatch.setenv("EVOSCIENTIST_DATA_DIR", str(store.path.parent))
-    async with sessions_checkpointer() as saver:
+    async with factory_saver(store, monkeypatch) as saver:
         await seeder.chat(["one", "two"])
         yield saver
 
