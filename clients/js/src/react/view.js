@@ -8,7 +8,7 @@
 // stream tokens exactly as with bare `useStream`, and one that reads only `values` must
 // not start asking for tokens.
 
-import { applyAnswers, withFinalAnswer } from "./messages.js";
+import { applyAnswers, withFinalAnswer } from "../core/messages.js";
 
 /**
  * `base` (the SDK hook's return value) as the app sees it through recovery.

@@ -1,4 +1,4 @@
-// The proxy useStreamWithRecovery returns over the SDK's return value (stream-view.js).
+// The proxy useStreamWithRecovery returns over the SDK's return value (src/react/view.js).
 // The SDK (1.9+) asks a run for the stream modes of the fields the app reads, through
 // getters; the stand-in below has the same shape: getters that note each read, as the
 // SDK's `trackStreamMode` does. The real SDK under a real server and browser:
@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { RunTracker } from "../src/run-tracker.js";
-import { recoveryView } from "../src/stream-view.js";
+import { RunTracker } from "../../src/react/follower.js";
+import { recoveryView } from "../../src/react/view.js";
 
 function sdkHandle(values, { isLoading = false } = {}) {
   const reads = [];

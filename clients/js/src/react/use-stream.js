@@ -12,14 +12,12 @@ import { Client } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { useEffect, useMemo, useRef, useState } from "react";
 
+import { exactlyOnceFetch, withExactlyOnce } from "../core/once.js";
+import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "../core/settle.js";
+import { newRequestId } from "../core/stream.js";
+import { RunTracker, routeHeaders, runStorage } from "./follower.js";
 import { historyLimit, useThreadHistory } from "./history.js";
-import { exactlyOnceFetch, withExactlyOnce } from "./once.js";
-import { RunTracker, routeHeaders, runStorage } from "./run-tracker.js";
-import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "./settle.js";
-import { recoveryView } from "./stream-view.js";
-import { newRequestId } from "./stream.js";
-
-export { IDLE_RECOVERY, STREAM_GRACE_MS } from "./run-tracker.js";
+import { recoveryView } from "./view.js";
 
 /**
  * `useStream(options)` that always ends a run showing the thread's authoritative answer.
@@ -49,7 +47,7 @@ export function useStreamWithRecovery(options) {
       new Client({
         apiUrl: options.apiUrl,
         apiKey: options.apiKey,
-        // The SDK re-sends a POST whose response never came (see once.js): each submit
+        // The SDK re-sends a POST whose response never came (see core/once.js): each submit
         // is tagged with a request id, and this fetch joins its run instead.
         callerOptions: {
           ...options.callerOptions,

@@ -1,5 +1,6 @@
 // Following a run through the final-answer route: what both bindings' trackers share
-// (run-tracker.js for the SDK's useStream, lc-follower.js for @langchain/react's).
+// (react/follower.js for the SDK's useStream, langchain-react/follower.js for
+// @langchain/react's).
 // Each tracker keeps its own run shape and decides when a run's stream is gone; this
 // finds a run by the request id its submit was tagged with, and waits for the route to
 // say the run is over, keeping the newest text it reads for a stream that is gone.

@@ -4,10 +4,8 @@
 // once the route says the run is over. Framework-free: the hook feeds it the SDK's
 // callbacks and loading flag, and reads `final`, `answers` and `recovery` back.
 
-import { IDLE_RECOVERY, RouteFollower, STREAM_GRACE_MS } from "./follow.js";
-import { answerText } from "./text.js";
-
-export { IDLE_RECOVERY, STREAM_GRACE_MS };
+import { IDLE_RECOVERY, RouteFollower, STREAM_GRACE_MS } from "../core/follow.js";
+import { answerText } from "../core/text.js";
 
 export function runStorage(reconnectOnMount) {
   if (typeof window === "undefined") return null;
@@ -40,7 +38,7 @@ export class RunTracker extends RouteFollower {
     this.stopping = false;
     // The SDK's values as the app last read them through the view. Never read from the
     // SDK here: in SDK 1.9+ each field read adds stream modes to the next run, and the
-    // tracker must not ask for a mode the app did not (see stream-view.js).
+    // tracker must not ask for a mode the app did not (see view.js).
     this.streamValues = null;
   }
 
@@ -200,7 +198,7 @@ export class RunTracker extends RouteFollower {
     } finally {
       this.stopping = false;
     }
-    this.rerender(); // the view no longer says it loads (stream-view.js)
+    this.rerender(); // the view no longer says it loads (view.js)
   }
 
   /** The text the stream showed for `messageId`: "" if the app never read messages. */
