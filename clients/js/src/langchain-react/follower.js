@@ -191,8 +191,4 @@ export class RunFollower extends RouteFollower {
     const message = this.config.baseMessages().find((m) => m && m.id === messageId);
     return message ? answerText(message.content) : "";
   }
-
-  dispose() {
-    if (this.run) this.run.controller.abort();
-  }
 }

@@ -1,4 +1,4 @@
-// The run tracker behind `useStreamWithRecovery`: follows each run one hook instance
+// The run follower behind `useStreamWithRecovery`: follows each run one hook instance
 // streams (a submit, a join, the SDK's own rejoin after a reload) through the
 // final-answer route from the moment its id is known, and keeps what the page must show
 // once the route says the run is over. Framework-free: the hook feeds it the SDK's
@@ -29,7 +29,7 @@ export function routeHeaders(options) {
  * Follows the runs of one hook instance. Lives in a ref: React state only carries what
  * the page renders (`version` bumps re-render it).
  */
-export class RunTracker extends RouteFollower {
+export class RunFollower extends RouteFollower {
   constructor(rerender) {
     super(rerender);
     // this.run: {threadId, runId, requestId, controller, streaming, dropError}
@@ -38,7 +38,7 @@ export class RunTracker extends RouteFollower {
     this.stopping = false;
     // The SDK's values as the app last read them through the view. Never read from the
     // SDK here: in SDK 1.9+ each field read adds stream modes to the next run, and the
-    // tracker must not ask for a mode the app did not (see view.js).
+    // follower must not ask for a mode the app did not (see view.js).
     this.streamValues = null;
   }
 
@@ -66,7 +66,7 @@ export class RunTracker extends RouteFollower {
    * A stream begins: a submit (`requestId`) or a join (`runId`), recorded before the SDK
    * starts it, so that `onCreated` — which can come before React re-renders — finds it.
    */
-  streamStarted({ requestId = null, runId = null } = {}) {
+  begin({ requestId = null, runId = null } = {}) {
     if (this.run) this.run.controller.abort();
     this.run = {
       threadId: this.threadId,
@@ -97,7 +97,7 @@ export class RunTracker extends RouteFollower {
     // A stream this hook did not begin: the SDK's rejoin of the run it stored.
     const storage = this.config.storage;
     const runId = this.threadId && storage ? storage.getItem(rejoinKey(this.threadId)) : null;
-    this.streamStarted({ runId });
+    this.begin({ runId });
     this.run.loading = true;
   }
 
