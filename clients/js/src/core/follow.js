@@ -20,6 +20,16 @@ export const IDLE_RECOVERY = Object.freeze({
 });
 
 /**
+ * The headers the route is asked with, from a hook's options: the app's own headers and
+ * API key, as the binding's client sends them, so a route behind the same auth answers.
+ */
+export function routeHeaders(options) {
+  const headers = { ...(options.defaultHeaders || {}) };
+  if (options.apiKey) headers["x-api-key"] = options.apiKey;
+  return headers;
+}
+
+/**
  * The state both followers share: `run` (with its `threadId`, `runId`, `requestId` and
  * `controller`), `answers` (message id → the route's text, for this thread), `final`,
  * `recovery`, and `config` (set by the hook on every render: at least `apiUrl`,

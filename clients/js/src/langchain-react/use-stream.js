@@ -11,7 +11,7 @@
 import { STREAM_CONTROLLER, useStream } from "@langchain/react";
 import { useEffect, useRef, useState } from "react";
 
-import { IDLE_RECOVERY } from "../core/follow.js";
+import { IDLE_RECOVERY, routeHeaders } from "../core/follow.js";
 import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "../core/settle.js";
 import { newRequestId } from "../core/stream.js";
 import { RunFollower } from "./follower.js";
@@ -21,12 +21,6 @@ import { hydrationKey, suspend, suspenseView } from "./suspense.js";
 
 /** How long a rebinding waits for the binding to close its old stream. */
 const TEARDOWN_LIMIT_MS = 2000;
-
-function routeHeaders(options) {
-  const headers = { ...(options.defaultHeaders || {}) };
-  if (options.apiKey) headers["x-api-key"] = options.apiKey;
-  return headers;
-}
 
 function within(promise, ms) {
   let timer;

@@ -19,12 +19,6 @@ export function rejoinKey(threadId) {
   return `lg:stream:${threadId}`;
 }
 
-export function routeHeaders(options) {
-  const headers = { ...(options.defaultHeaders || {}) };
-  if (options.apiKey) headers["x-api-key"] = options.apiKey;
-  return headers;
-}
-
 /**
  * Follows the runs of one hook instance. Lives in a ref: React state only carries what
  * the page renders (`version` bumps re-render it).

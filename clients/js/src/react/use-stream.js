@@ -12,10 +12,11 @@ import { Client } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { useEffect, useMemo, useRef, useState } from "react";
 
+import { routeHeaders } from "../core/follow.js";
 import { exactlyOnceFetch, withExactlyOnce } from "../core/once.js";
 import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "../core/settle.js";
 import { newRequestId } from "../core/stream.js";
-import { RunFollower, routeHeaders, runStorage } from "./follower.js";
+import { RunFollower, runStorage } from "./follower.js";
 import { historyLimit, useThreadHistory } from "./history.js";
 import { recoveryView } from "./view.js";
 
