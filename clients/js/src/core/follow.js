@@ -1,9 +1,8 @@
-// Following a run through the final-answer route: what both bindings' `RunFollower`s
-// share (react/follower.js for the SDK's useStream, langchain-react/follower.js for
-// @langchain/react's). Each keeps its own run shape and decides when a run's stream is
-// gone; this finds a run by the request id its submit was tagged with, and waits for the
-// route to say the run is over, keeping the newest text it reads for a stream that is
-// gone.
+// Following a run through the final-answer route: the part both bindings' `RunFollower`
+// classes share (react/follower.js, langchain-react/follower.js). Each keeps its own run
+// shape and decides when a run's stream is gone; this finds a run by the request id its
+// submit was tagged with, and waits for the route to say the run is over, keeping the
+// newest text it reads for a stream that is gone.
 
 import { ThreadGone } from "./errors.js";
 import { DEFAULT_MAX_WAIT_MS, findRun, settleFinalAnswer } from "./settle.js";

@@ -7,6 +7,7 @@
 // `values.messages`, so `useMessages(stream)` and `useValues(stream)` too) show the
 // route's answer text in place of whatever the stream showed: the answer's message
 // instance rebuilt by its own class, never appended to, never spread.
+// `useSuspenseStreamWithRecovery` is the same hook behind suspense.js's gate.
 
 import { STREAM_CONTROLLER, useStream } from "@langchain/react";
 import { useEffect, useRef, useState } from "react";
