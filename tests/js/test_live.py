@@ -265,7 +265,7 @@ async def test_js_sdk_client_across_a_server_restart(
 
 
 # Exactly-once submits: (fault, seconds until a late request reaches the server).
-ONCE_WINDOW_S = 2.0  # clients/js/src/once.js LOOKUP_WINDOW_MS
+ONCE_WINDOW_S = 2.0  # clients/js/src/core/once.js LOOKUP_WINDOW_MS
 ONCE_TIMINGS: dict[str, Fault] = {
     "never reaches the server": Fault("drop", match=("/runs/stream",)),
     "run made, response cut": Fault("cut", 0, match=("/runs/stream",)),

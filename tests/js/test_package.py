@@ -12,6 +12,19 @@ from pathlib import Path
 
 from tests.support import jstools
 
+# The unit tests, in test/'s folders that mirror src/'s (one per entry point); test/live
+# holds the tests that need a server (tests/js/test_live.py runs them).
+UNIT_DIRS = ("core", "react", "langchain-react")
+LIVE_DIR = jstools.PACKAGE / "test" / "live"
+
+
+def _units() -> list[str]:
+    return sorted(
+        str(path)
+        for name in UNIT_DIRS
+        for path in (jstools.PACKAGE / "test" / name).glob("*.test.mjs")
+    )
+
 
 def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -21,7 +34,10 @@ def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
 
 def test_node_unit_tests_pass() -> None:
     node = jstools.node()
-    units = sorted(str(path) for path in (jstools.PACKAGE / "test").glob("*.test.mjs"))
+    units = _units()
+    # A test file in a folder of its own would be run by `npm test` but not here.
+    every = {str(path) for path in (jstools.PACKAGE / "test").rglob("*.test.mjs")}
+    assert every - set(units) == {str(path) for path in LIVE_DIR.glob("*.test.mjs")}
     result = _run(node, "--test", *units)
     output = result.stdout + result.stderr
     print(output)
@@ -49,7 +65,7 @@ def test_npm_pack_ships_the_sources_and_declarations_only() -> None:
     files = {entry["path"] for entry in packed["files"]}
     manifest = json.loads((jstools.PACKAGE / "package.json").read_text())
     assert packed["name"] == "@evoscientist/final-answer"
-    assert {"package.json", "README.md", "src/index.js", "src/react.js"} <= files
+    assert {"package.json", "README.md", "src/core/index.js", "src/react/index.js"} <= files
     assert {"types/index.d.ts", "types/react.d.ts"} <= files
     assert not any(path.startswith(("test/", "node_modules/")) for path in files), files
     # Every export's files ship; no runtime dependency.
@@ -73,7 +89,7 @@ def test_unit_tests_and_declarations_on_the_newest_sdk(tmp_path: Path) -> None:
     node = jstools.node()
     env = jstools.sdk_env(jstools.NEWEST_SDK)
     prefix = Path(env["EVOSCI_SDK_DIR"]) / "node_modules" / "@langchain" / "langgraph-sdk"
-    units = sorted(str(path) for path in (jstools.PACKAGE / "test").glob("*.test.mjs"))
+    units = _units()
     loader = str(jstools.PACKAGE / "test" / "live" / "sdk-dir.mjs")
     version = str(jstools.PACKAGE / "test" / "live" / "sdk-version.test.mjs")
     result = subprocess.run(
@@ -105,8 +121,8 @@ def test_unit_tests_and_declarations_on_the_newest_sdk(tmp_path: Path) -> None:
 
 def test_unit_tests_on_the_core_floor() -> None:
     """The unit tests again, every import of @langchain/core (the package's own, in
-    lc-messages.js, included) resolved to ``jstools.CORE_FLOOR``, the oldest the peer
-    range admits, through test/live/core-dir.mjs."""
+    src/langchain-react/messages.js, included) resolved to ``jstools.CORE_FLOOR``, the
+    oldest the peer range admits, through test/live/core-dir.mjs."""
     node = jstools.node()
     env = {**os.environ, **jstools.core_env()}
     loader = str(jstools.PACKAGE / "test" / "live" / "core-dir.mjs")
@@ -127,7 +143,7 @@ def test_unit_tests_on_the_core_floor() -> None:
     )
     floor = Path(env["EVOSCI_CORE_DIR"]) / "node_modules" / "@langchain" / "core"
     assert probe.stdout.strip().startswith(f"file://{floor}/"), probe.stdout + probe.stderr
-    units = sorted(str(path) for path in (jstools.PACKAGE / "test").glob("*.test.mjs"))
+    units = _units()
     result = subprocess.run(
         [node, "--import", loader, "--test", *units],
         cwd=jstools.PACKAGE,

@@ -151,11 +151,12 @@ def sdk_params(module: str) -> list[Any]:
     ]
 
 
-# ---- @langchain/core's floor. The package itself builds one message with it (lc-messages.js:
-# a missing answer as an `AIMessage`), and its peer range is @langchain/react's own
-# (^1.1.48): the unit tests run on that floor too, installed by `make install` with
-# `npm install --no-save` into node_modules/.core/<version>, as NEWEST_SDK is. The browser
-# pages use the lockfile's @langchain/core (the newest 1.x when this was written).
+# ---- @langchain/core's floor. The package itself builds one message with it
+# (src/langchain-react/messages.js: a missing answer as an `AIMessage`), and its peer
+# range is @langchain/react's own (^1.1.48): the unit tests run on that floor too,
+# installed by `make install` with `npm install --no-save` into
+# node_modules/.core/<version>, as NEWEST_SDK is. The browser pages use the lockfile's
+# @langchain/core (the newest 1.x when this was written).
 CORE_FLOOR = "1.1.48"
 CORE_PREFIXES = NODE_MODULES / ".core"
 CORE_PACKAGE = Path("node_modules") / "@langchain" / "core" / "package.json"

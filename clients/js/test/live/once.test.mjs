@@ -12,7 +12,7 @@ import { test } from "node:test";
 
 import { Client } from "@langchain/langgraph-sdk";
 
-import { REQUEST_ID_KEY, exactlyOnceFetch, streamWithRecovery } from "../../src/index.js";
+import { REQUEST_ID_KEY, exactlyOnceFetch, streamWithRecovery } from "../../src/core/index.js";
 
 const DIRECT = process.env.EVOSCI_DIRECT_URL;
 const PROXIES = JSON.parse(process.env.EVOSCI_ONCE_PROXIES || "{}");

@@ -18,7 +18,7 @@ import {
   createStreamAccumulator,
   findRun,
   settleFinalAnswer,
-} from "../../src/index.js";
+} from "../../src/core/index.js";
 
 const DIRECT = process.env.EVOSCI_DIRECT_URL;
 const PROXIES = JSON.parse(process.env.EVOSCI_SDK_PROXIES || "{}");

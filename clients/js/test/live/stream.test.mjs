@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
 
-import { streamWithRecovery } from "../../src/index.js";
+import { streamWithRecovery } from "../../src/core/index.js";
 const DIRECT = process.env.EVOSCI_DIRECT_URL;
 const FAULT_PROXIES = JSON.parse(process.env.EVOSCI_FAULT_PROXIES || "{}");
 const NO_ROUTE = process.env.EVOSCI_NO_ROUTE_URL;

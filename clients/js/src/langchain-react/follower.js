@@ -1,5 +1,5 @@
 // Follows the runs of one @langchain/react `useStream` through the final-answer route.
-// No React here: the hook (langchain-react.js) feeds it the binding's callbacks and
+// No React here: the hook (use-stream.js) feeds it the binding's callbacks and
 // reads `answers`, `final`, `frozen` and `recovery` when it renders.
 //
 // Why it must also end streams: @langchain/react reconnects a cut `/stream/events`
@@ -9,10 +9,8 @@
 // says the run is over, that loop is ended by rebinding the controller to the thread
 // (`disconnect()`, which cancels nothing on the server, then hydrating from state).
 
-import { IDLE_RECOVERY, RouteFollower, STREAM_GRACE_MS } from "./follow.js";
-import { answerText } from "./text.js";
-
-export { IDLE_RECOVERY, STREAM_GRACE_MS };
+import { IDLE_RECOVERY, RouteFollower, STREAM_GRACE_MS } from "../core/follow.js";
+import { answerText } from "../core/text.js";
 
 export class RunFollower extends RouteFollower {
   constructor(rerender) {
@@ -192,9 +190,5 @@ export class RunFollower extends RouteFollower {
   shownText(messageId) {
     const message = this.config.baseMessages().find((m) => m && m.id === messageId);
     return message ? answerText(message.content) : "";
-  }
-
-  dispose() {
-    if (this.run) this.run.controller.abort();
   }
 }

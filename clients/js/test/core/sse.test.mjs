@@ -7,13 +7,13 @@ import {
   accumulateEvents,
   createSseParser,
   parseSse,
-} from "../src/index.js";
+} from "../../src/core/index.js";
 import {
   ANSWER,
   enc,
   runStream,
   splitBytes,
-} from "./fixtures.mjs";
+} from "../fixtures.mjs";
 
 test("a stream split at any byte, even inside a UTF-8 character or a CRLF, parses the same", () => {
   const bytes = enc.encode(runStream({ terminal: "end" }));

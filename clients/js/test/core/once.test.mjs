@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { exactlyOnceFetch, submitOf, taggedRun, withExactlyOnce } from "../src/index.js";
-import { fakeClock, jsonResponse, mockServer, sseResponse } from "./fixtures.mjs";
+import { exactlyOnceFetch, submitOf, taggedRun, withExactlyOnce } from "../../src/core/index.js";
+import { fakeClock, jsonResponse, mockServer, sseResponse } from "../fixtures.mjs";
 
 const SUBMIT_URL = "http://x/threads/t/runs/stream";
 const REQUEST = "req-1";

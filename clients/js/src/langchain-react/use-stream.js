@@ -7,27 +7,21 @@
 // `values.messages`, so `useMessages(stream)` and `useValues(stream)` too) show the
 // route's answer text in place of whatever the stream showed: the answer's message
 // instance rebuilt by its own class, never appended to, never spread.
+// `useSuspenseStreamWithRecovery` is the same hook behind suspense.js's gate.
 
 import { STREAM_CONTROLLER, useStream } from "@langchain/react";
-import { createContext, createElement, useContext, useEffect, useRef, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 
-import { exactlyOnceCommandsFetch, exactlyOnceWebSocketFactory } from "./lc-once.js";
-import { overlayAnswers } from "./lc-messages.js";
-import { IDLE_RECOVERY, RunFollower, STREAM_GRACE_MS } from "./lc-follower.js";
-import { hydrationKey, suspend, suspenseView } from "./lc-suspense.js";
-import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "./settle.js";
-import { newRequestId } from "./stream.js";
-
-export { IDLE_RECOVERY, STREAM_GRACE_MS };
+import { IDLE_RECOVERY, routeHeaders } from "../core/follow.js";
+import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "../core/settle.js";
+import { newRequestId } from "../core/stream.js";
+import { RunFollower } from "./follower.js";
+import { overlayAnswers } from "./messages.js";
+import { exactlyOnceCommandsFetch, exactlyOnceWebSocketFactory } from "./once.js";
+import { hydrationKey, suspend, suspenseView } from "./suspense.js";
 
 /** How long a rebinding waits for the binding to close its old stream. */
 const TEARDOWN_LIMIT_MS = 2000;
-
-function routeHeaders(options) {
-  const headers = { ...(options.defaultHeaders || {}) };
-  if (options.apiKey) headers["x-api-key"] = options.apiKey;
-  return headers;
-}
 
 function within(promise, ms) {
   let timer;
@@ -67,7 +61,7 @@ export function useStreamWithRecovery(options) {
   const latest = useRef(options);
   latest.current = options;
 
-  // Run starts exactly once (lc-once.js): the binding's SSE transport sends its commands
+  // Run starts exactly once (once.js): the binding's SSE transport sends its commands
   // through this fetch, and retries none; its WebSocket transport opens its sockets
   // through this factory, which answers a `run.start` cut before its answer. A transport
   // the app built itself is its own.
@@ -182,33 +176,10 @@ export function useStreamWithRecovery(options) {
  * component suspends until the shown thread's first hydration settles, and returns
  * `isStreaming` in place of `isLoading`, `isThreadLoading` and `hydrationPromise`, plus
  * `recovery`. A stream error reaches the error boundary only when the route did not
- * recover the run (lc-suspense.js).
+ * recover the run (suspense.js).
  */
 export function useSuspenseStreamWithRecovery(options) {
   const stream = useStreamWithRecovery(options);
   suspend(stream, hydrationKey(options));
   return suspenseView(stream);
-}
-
-const StreamContext = createContext(null);
-
-/**
- * @langchain/react's `StreamProvider`, on `useStreamWithRecovery`: read it with this
- * module's `useStreamContext` (the binding's own reads another context).
- */
-export function StreamProvider(props) {
-  const { children, ...options } = props;
-  const stream = useStreamWithRecovery(options);
-  return createElement(StreamContext.Provider, { value: stream }, children);
-}
-
-/** The nearest `StreamProvider`'s stream, `recovery` included. */
-export function useStreamContext() {
-  const stream = useContext(StreamContext);
-  if (stream === null) {
-    throw new Error(
-      "useStreamContext must be used within @evoscientist/final-answer/langchain-react's <StreamProvider>",
-    );
-  }
-  return stream;
 }

@@ -1,8 +1,8 @@
-// Following a run through the final-answer route: what both bindings' trackers share
-// (run-tracker.js for the SDK's useStream, lc-follower.js for @langchain/react's).
-// Each tracker keeps its own run shape and decides when a run's stream is gone; this
-// finds a run by the request id its submit was tagged with, and waits for the route to
-// say the run is over, keeping the newest text it reads for a stream that is gone.
+// Following a run through the final-answer route: the part both bindings' `RunFollower`
+// classes share (react/follower.js, langchain-react/follower.js). Each keeps its own run
+// shape and decides when a run's stream is gone; this finds a run by the request id its
+// submit was tagged with, and waits for the route to say the run is over, keeping the
+// newest text it reads for a stream that is gone.
 
 import { ThreadGone } from "./errors.js";
 import { DEFAULT_MAX_WAIT_MS, findRun, settleFinalAnswer } from "./settle.js";
@@ -19,7 +19,17 @@ export const IDLE_RECOVERY = Object.freeze({
 });
 
 /**
- * The state both trackers share: `run` (with its `threadId`, `runId`, `requestId` and
+ * The headers the route is asked with, from a hook's options: the app's own headers and
+ * API key, as the binding's client sends them, so a route behind the same auth answers.
+ */
+export function routeHeaders(options) {
+  const headers = { ...(options.defaultHeaders || {}) };
+  if (options.apiKey) headers["x-api-key"] = options.apiKey;
+  return headers;
+}
+
+/**
+ * The state both followers share: `run` (with its `threadId`, `runId`, `requestId` and
  * `controller`), `answers` (message id → the route's text, for this thread), `final`,
  * `recovery`, and `config` (set by the hook on every render: at least `apiUrl`,
  * `headers` and `maxWaitMs`).
@@ -78,5 +88,10 @@ export class RouteFollower {
       this.setRecovery({ status: "failed", complete: false, error });
       return null;
     }
+  }
+
+  /** The hook unmounted: its run is no longer followed. */
+  dispose() {
+    if (this.run) this.run.controller.abort();
   }
 }

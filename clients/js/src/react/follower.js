@@ -1,13 +1,11 @@
-// The run tracker behind `useStreamWithRecovery`: follows each run one hook instance
+// The run follower behind `useStreamWithRecovery`: follows each run one hook instance
 // streams (a submit, a join, the SDK's own rejoin after a reload) through the
 // final-answer route from the moment its id is known, and keeps what the page must show
 // once the route says the run is over. Framework-free: the hook feeds it the SDK's
 // callbacks and loading flag, and reads `final`, `answers` and `recovery` back.
 
-import { IDLE_RECOVERY, RouteFollower, STREAM_GRACE_MS } from "./follow.js";
-import { answerText } from "./text.js";
-
-export { IDLE_RECOVERY, STREAM_GRACE_MS };
+import { IDLE_RECOVERY, RouteFollower, STREAM_GRACE_MS } from "../core/follow.js";
+import { answerText } from "../core/text.js";
 
 export function runStorage(reconnectOnMount) {
   if (typeof window === "undefined") return null;
@@ -21,17 +19,11 @@ export function rejoinKey(threadId) {
   return `lg:stream:${threadId}`;
 }
 
-export function routeHeaders(options) {
-  const headers = { ...(options.defaultHeaders || {}) };
-  if (options.apiKey) headers["x-api-key"] = options.apiKey;
-  return headers;
-}
-
 /**
  * Follows the runs of one hook instance. Lives in a ref: React state only carries what
  * the page renders (`version` bumps re-render it).
  */
-export class RunTracker extends RouteFollower {
+export class RunFollower extends RouteFollower {
   constructor(rerender) {
     super(rerender);
     // this.run: {threadId, runId, requestId, controller, streaming, dropError}
@@ -40,7 +32,7 @@ export class RunTracker extends RouteFollower {
     this.stopping = false;
     // The SDK's values as the app last read them through the view. Never read from the
     // SDK here: in SDK 1.9+ each field read adds stream modes to the next run, and the
-    // tracker must not ask for a mode the app did not (see stream-view.js).
+    // follower must not ask for a mode the app did not (see view.js).
     this.streamValues = null;
   }
 
@@ -68,7 +60,7 @@ export class RunTracker extends RouteFollower {
    * A stream begins: a submit (`requestId`) or a join (`runId`), recorded before the SDK
    * starts it, so that `onCreated` — which can come before React re-renders — finds it.
    */
-  streamStarted({ requestId = null, runId = null } = {}) {
+  begin({ requestId = null, runId = null } = {}) {
     if (this.run) this.run.controller.abort();
     this.run = {
       threadId: this.threadId,
@@ -99,7 +91,7 @@ export class RunTracker extends RouteFollower {
     // A stream this hook did not begin: the SDK's rejoin of the run it stored.
     const storage = this.config.storage;
     const runId = this.threadId && storage ? storage.getItem(rejoinKey(this.threadId)) : null;
-    this.streamStarted({ runId });
+    this.begin({ runId });
     this.run.loading = true;
   }
 
@@ -200,7 +192,7 @@ export class RunTracker extends RouteFollower {
     } finally {
       this.stopping = false;
     }
-    this.rerender(); // the view no longer says it loads (stream-view.js)
+    this.rerender(); // the view no longer says it loads (view.js)
   }
 
   /** The text the stream showed for `messageId`: "" if the app never read messages. */

@@ -10,7 +10,7 @@ import {
   Unrecoverable,
   backoffMs,
   settleFinalAnswer,
-} from "../src/index.js";
+} from "../../src/core/index.js";
 import {
   ai,
   human,
@@ -18,7 +18,7 @@ import {
   fakeClock,
   jsonResponse,
   mockServer,
-} from "./fixtures.mjs";
+} from "../fixtures.mjs";
 
 test("backoff: 1 s, 2 s, 4 s, then every 5 s", () => {
   assert.deepEqual([0, 1, 2, 3, 4, 5].map(backoffMs), [1000, 2000, 4000, 5000, 5000, 5000]);

@@ -12,14 +12,13 @@ import { Client } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { useEffect, useMemo, useRef, useState } from "react";
 
+import { routeHeaders } from "../core/follow.js";
+import { exactlyOnceFetch, withExactlyOnce } from "../core/once.js";
+import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "../core/settle.js";
+import { newRequestId } from "../core/stream.js";
+import { RunFollower, runStorage } from "./follower.js";
 import { historyLimit, useThreadHistory } from "./history.js";
-import { exactlyOnceFetch, withExactlyOnce } from "./once.js";
-import { RunTracker, routeHeaders, runStorage } from "./run-tracker.js";
-import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "./settle.js";
-import { recoveryView } from "./stream-view.js";
-import { newRequestId } from "./stream.js";
-
-export { IDLE_RECOVERY, STREAM_GRACE_MS } from "./run-tracker.js";
+import { recoveryView } from "./view.js";
 
 /**
  * `useStream(options)` that always ends a run showing the thread's authoritative answer.
@@ -31,11 +30,11 @@ export { IDLE_RECOVERY, STREAM_GRACE_MS } from "./run-tracker.js";
 export function useStreamWithRecovery(options) {
   const { recovery: recoveryOptions, ...streamOptions } = options;
   const [, setVersion] = useState(0);
-  const trackerRef = useRef(null);
-  if (trackerRef.current === null) {
-    trackerRef.current = new RunTracker(() => setVersion((v) => v + 1));
+  const followerRef = useRef(null);
+  if (followerRef.current === null) {
+    followerRef.current = new RunFollower(() => setVersion((v) => v + 1));
   }
-  const tracker = trackerRef.current;
+  const follower = followerRef.current;
   const storageRef = useRef(undefined);
   if (storageRef.current === undefined) storageRef.current = runStorage(options.reconnectOnMount);
 
@@ -49,7 +48,7 @@ export function useStreamWithRecovery(options) {
       new Client({
         apiUrl: options.apiUrl,
         apiKey: options.apiKey,
-        // The SDK re-sends a POST whose response never came (see once.js): each submit
+        // The SDK re-sends a POST whose response never came (see core/once.js): each submit
         // is tagged with a request id, and this fetch joins its run instead.
         callerOptions: {
           ...options.callerOptions,
@@ -61,7 +60,7 @@ export function useStreamWithRecovery(options) {
   );
   const ownHistory = useThreadHistory(client, threadId, historyLimit(options.fetchStateHistory), {
     enabled: options.thread == null,
-    skipFetch: () => tracker.run !== null && tracker.run.streaming,
+    skipFetch: () => follower.run !== null && follower.run.streaming,
     onError: options.onError,
   });
   const thread = options.thread ?? ownHistory;
@@ -72,20 +71,20 @@ export function useStreamWithRecovery(options) {
     thread,
     onThreadId(id) {
       setOwnThreadId(id);
-      tracker.switchThread(id);
+      follower.switchThread(id);
       options.onThreadId?.(id);
     },
     onCreated(meta) {
-      tracker.runCreated(meta);
+      follower.runCreated(meta);
       options.onCreated?.(meta);
     },
     onStop(args) {
-      if (!tracker.stopping) options.onStop?.(args);
+      if (!follower.stopping) options.onStop?.(args);
     },
   });
 
   const messagesKey = options.messagesKey ?? "messages";
-  tracker.config = {
+  follower.config = {
     apiUrl: client.threads?.apiUrl ?? options.apiUrl,
     headers: routeHeaders(options),
     maxWaitMs: recoveryOptions?.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
@@ -95,40 +94,40 @@ export function useStreamWithRecovery(options) {
     stop: base.stop,
     messagesKey,
   };
-  if (tracker.threadId !== threadId && !(tracker.run && tracker.run.streaming)) {
-    tracker.switchThread(threadId);
+  if (follower.threadId !== threadId && !(follower.run && follower.run.streaming)) {
+    follower.switchThread(threadId);
   }
 
   const loadingRef = useRef(false);
   useEffect(() => {
     if (base.isLoading === loadingRef.current) return;
     loadingRef.current = base.isLoading;
-    tracker.loadingChanged(base.isLoading, base.error);
+    follower.loadingChanged(base.isLoading, base.error);
   }, [base.isLoading]);
 
   useEffect(() => {
-    tracker.mounted = true;
+    follower.mounted = true;
     return () => {
-      tracker.mounted = false;
+      follower.mounted = false;
       // Not at once: StrictMode unmounts and remounts a component on the spot.
       setTimeout(() => {
-        if (!tracker.mounted) tracker.run?.controller.abort();
+        if (!follower.mounted) follower.dispose();
       }, 0);
     };
   }, []);
 
   const submit = (values, submitOptions) => {
     const requestId = newRequestId();
-    tracker.streamStarted({ requestId });
+    follower.begin({ requestId });
     return base.submit(values, {
       ...submitOptions,
       metadata: { ...(submitOptions?.metadata || {}), [REQUEST_ID_KEY]: requestId },
     });
   };
   const joinStream = (runId, ...rest) => {
-    tracker.streamStarted({ runId });
+    follower.begin({ runId });
     return base.joinStream(runId, ...rest);
   };
 
-  return recoveryView(base, { tracker, threadId, messagesKey, submit, joinStream });
+  return recoveryView(base, { follower, threadId, messagesKey, submit, joinStream });
 }

@@ -5,8 +5,8 @@
 
 import { AIMessage } from "@langchain/core/messages";
 
-import { answerIndex, replaceText } from "./messages.js";
-import { answerText } from "./text.js";
+import { answerIndex, replaceText } from "../core/messages.js";
+import { answerText } from "../core/text.js";
 
 // A message's data, as its constructor takes it. `lc_kwargs` holds what it was built
 // with; these are read from the instance too, since a stream updates them in place.

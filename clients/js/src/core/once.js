@@ -109,9 +109,10 @@ export async function discard(response) {
 }
 
 /**
- * What both exactly-once wrappers (this one, and lc-once.js's for `run.start` commands)
- * start from: the fetch they send with, their options with defaults, and the submits they
- * remember (request id → run id once known, else null; the newest REMEMBERED_REQUESTS).
+ * What both exactly-once wrappers (this one, and langchain-react/once.js's for
+ * `run.start` commands) start from: the fetch they send with, their options with
+ * defaults, and the submits they remember (request id → run id once known, else null;
+ * the newest REMEMBERED_REQUESTS).
  */
 export function onceState(fetchImpl, options) {
   const send = fetchImpl ?? ((input, init) => globalThis.fetch(input, init));

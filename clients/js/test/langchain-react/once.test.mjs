@@ -14,8 +14,8 @@ import {
   socketRunStart,
   socketThreadUrl,
   startedResponse,
-} from "../src/lc-once.js";
-import { fakeClock, jsonResponse, mockServer } from "./fixtures.mjs";
+} from "../../src/langchain-react/once.js";
+import { fakeClock, jsonResponse, mockServer } from "../fixtures.mjs";
 
 const COMMANDS_URL = "http://x/threads/t/commands";
 const REQUEST = "req-1";

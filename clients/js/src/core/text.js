@@ -2,8 +2,6 @@
 // text blocks joined, reasoning blocks and a leading inline <think> excluded; and
 // chunk merging as `AIMessageChunk + AIMessageChunk` does.
 
-// Message text: what langchain_core's `message.text` and EvoScientist's extraction do
-
 const LEADING_THINK = /^\s*<think>([\s\S]*?)(?:<\/think>|$)\s*/;
 
 /** Split a leading inline `<think>…</think>` (an unclosed one swallows the rest). */

@@ -1,4 +1,4 @@
-// The proxy useStreamWithRecovery returns over the SDK's return value (stream-view.js).
+// The proxy useStreamWithRecovery returns over the SDK's return value (src/react/view.js).
 // The SDK (1.9+) asks a run for the stream modes of the fields the app reads, through
 // getters; the stand-in below has the same shape: getters that note each read, as the
 // SDK's `trackStreamMode` does. The real SDK under a real server and browser:
@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { RunTracker } from "../src/run-tracker.js";
-import { recoveryView } from "../src/stream-view.js";
+import { RunFollower } from "../../src/react/follower.js";
+import { recoveryView } from "../../src/react/view.js";
 
 function sdkHandle(values, { isLoading = false } = {}) {
   const reads = [];
@@ -34,8 +34,8 @@ function sdkHandle(values, { isLoading = false } = {}) {
   return { handle, reads };
 }
 
-function tracker() {
-  const t = new RunTracker(() => {});
+function follower() {
+  const t = new RunFollower(() => {});
   t.config = { messagesKey: "messages" };
   return t;
 }
@@ -50,26 +50,26 @@ const streamed = {
 function view(base, t, threadId = "t1") {
   const submit = () => {};
   const joinStream = () => {};
-  return recoveryView(base, { tracker: t, threadId, messagesKey: "messages", submit, joinStream });
+  return recoveryView(base, { follower: t, threadId, messagesKey: "messages", submit, joinStream });
 }
 
 test("reading messages reads the SDK's messages getter (so the run asks for tokens)", () => {
   const { handle, reads } = sdkHandle(streamed);
-  const messages = view(handle, tracker()).messages;
+  const messages = view(handle, follower()).messages;
   assert.ok(reads.includes("messages"), reads);
   assert.equal(messages.at(-1).content, "The answer is par");
 });
 
 test("reading values reads only the SDK's values getter", () => {
   const { handle, reads } = sdkHandle(streamed);
-  const stream = view(handle, tracker());
+  const stream = view(handle, follower());
   assert.equal(stream.values.messages.length, 2);
   assert.deepEqual(reads, ["values"]);
 });
 
 test("reading neither reads no SDK getter", () => {
   const { handle, reads } = sdkHandle(streamed, { isLoading: true });
-  const stream = view(handle, tracker());
+  const stream = view(handle, follower());
   assert.equal(stream.isLoading, true);
   assert.equal(typeof stream.submit, "function");
   assert.equal(stream.recovery.status, "idle");
@@ -79,25 +79,25 @@ test("reading neither reads no SDK getter", () => {
 
 test("other getters pass through to the SDK's own", () => {
   const { handle, reads } = sdkHandle(streamed);
-  assert.deepEqual(view(handle, tracker()).toolCalls, []);
+  assert.deepEqual(view(handle, follower()).toolCalls, []);
   assert.deepEqual(reads, ["toolCalls"]);
 });
 
-test("the tracker judges what was shown from what the app read, reading the SDK no more", () => {
+test("the follower judges what was shown from what the app read, reading the SDK no more", () => {
   const { handle, reads } = sdkHandle(streamed);
-  const t = tracker();
+  const t = follower();
   void view(handle, t).values;
   reads.length = 0;
   assert.equal(t.shownText("a1"), "The answer is par");
   assert.equal(t.shownText("other"), "");
   assert.deepEqual(reads, []);
   // A page that never read messages was shown no text.
-  assert.equal(tracker().shownText("a1"), "");
+  assert.equal(follower().shownText("a1"), "");
 });
 
 test("once the run settled, the route's text replaces the streamed text (never appended)", () => {
   const { handle } = sdkHandle(streamed);
-  const t = tracker();
+  const t = follower();
   const answer = { message_id: "a1", content: "The answer is parity.", status: "success", complete: true };
   t.final = { run: null, runId: "r1", threadId: "t1", answer, values: null };
   const stream = view(handle, t);
@@ -114,7 +114,7 @@ test("once the run settled, the route's text replaces the streamed text (never a
 
 test("while the run still streams, the final text waits for the stream's end", () => {
   const { handle } = sdkHandle(streamed, { isLoading: true });
-  const t = tracker();
+  const t = follower();
   const answer = { message_id: "a1", content: "The answer is parity.", status: "success", complete: true };
   t.final = { run: null, runId: "r1", threadId: "t1", answer, values: null };
   assert.equal(view(handle, t).messages[1].content, "The answer is par");
@@ -123,7 +123,7 @@ test("while the run still streams, the final text waits for the stream's end", (
 test("a stream the hook ended once its run was complete no longer loads, whatever the SDK says", () => {
   // SDK 1.9: stop() returns at once, isLoading stays true through a reconnect backoff.
   const { handle } = sdkHandle(streamed, { isLoading: true });
-  const t = tracker();
+  const t = follower();
   const run = { streaming: true, stopped: false };
   t.run = run;
   const answer = { message_id: "a1", content: "The answer is parity.", status: "success", complete: true };

@@ -10,12 +10,12 @@ import {
   mergeContent,
   parseSse,
   splitThink,
-} from "../src/index.js";
+} from "../../src/core/index.js";
 import {
   ANSWER,
   chunkMessage,
   runStream,
-} from "./fixtures.mjs";
+} from "../fixtures.mjs";
 
 test("no terminal event: truncated; `end` or `error`: not truncated", () => {
   const open = accumulateEvents(parseSse([runStream()]).events);

@@ -8,20 +8,20 @@
 // stream tokens exactly as with bare `useStream`, and one that reads only `values` must
 // not start asking for tokens.
 
-import { applyAnswers, withFinalAnswer } from "./messages.js";
+import { applyAnswers, withFinalAnswer } from "../core/messages.js";
 
 /**
  * `base` (the SDK hook's return value) as the app sees it through recovery.
- * `tracker`: the hook's RunTracker; `threadId`: the thread shown; `submit`, `joinStream`:
- * the hook's own, which tell the tracker a stream begins.
+ * `follower`: the hook's RunFollower; `threadId`: the thread shown; `submit`, `joinStream`:
+ * the hook's own, which tell the follower a stream begins.
  */
-export function recoveryView(base, { tracker, threadId, messagesKey, submit, joinStream }) {
-  const final = tracker.final;
+export function recoveryView(base, { follower, threadId, messagesKey, submit, joinStream }) {
+  const final = follower.final;
   // The SDK may still say it loads a stream this hook ended once the route said its run
-  // was complete (run-tracker's endStream): that run is over.
+  // was complete (follower.js's endStream): that run is over.
   const ended =
     base.isLoading && final !== null && final.run !== null && final.run.stopped === true &&
-    final.run === tracker.run;
+    final.run === follower.run;
   const loading = base.isLoading && !ended;
   const settled = final !== null && final.threadId === threadId && !loading;
   let overlaid = null; // once per render: stable identities for the app's memos
@@ -30,10 +30,10 @@ export function recoveryView(base, { tracker, threadId, messagesKey, submit, joi
   // asked for (so it has tracked its stream modes).
   const overlay = (streamValues) => {
     if (overlaid !== null) return overlaid;
-    tracker.streamValues = streamValues;
+    follower.streamValues = streamValues;
     let values = settled && final.values ? { ...streamValues, ...final.values } : streamValues;
     let messages = Array.isArray(values?.[messagesKey]) ? values[messagesKey] : [];
-    messages = applyAnswers(messages, tracker.answers);
+    messages = applyAnswers(messages, follower.answers);
     if (settled) messages = withFinalAnswer(messages, final.answer);
     if (!(values && values[messagesKey] === messages)) {
       values = { ...(values || {}), [messagesKey]: messages };
@@ -44,10 +44,10 @@ export function recoveryView(base, { tracker, threadId, messagesKey, submit, joi
 
   // The error that ended a stream is not the run's while the route follows the run, nor
   // once the route says it succeeded: `recovery` tells the user instead.
-  const run = tracker.run;
-  const following = tracker.recovery.status === "settling";
+  const run = follower.run;
+  const following = follower.recovery.status === "settling";
   const recoveredFine =
-    tracker.recovery.status === "settled" && final !== null && final.answer.status !== "error";
+    follower.recovery.status === "settled" && final !== null && final.answer.status !== "error";
   const dropped = run !== null && run.dropError !== undefined && (following || recoveredFine);
 
   return new Proxy(base, {
@@ -65,7 +65,7 @@ export function recoveryView(base, { tracker, threadId, messagesKey, submit, joi
         case "isLoading":
           return loading;
         case "recovery":
-          return tracker.recovery;
+          return follower.recovery;
         case "submit":
           return submit;
         case "joinStream":

@@ -1,11 +1,11 @@
-// useSuspenseStreamWithRecovery's gate (lc-suspense.js): when a component suspends, what
-// reaches its error boundary, and the shape it returns. The hook itself runs in the
-// browser tests (tests/js/test_browser_langchain_react.py).
+// useSuspenseStreamWithRecovery's gate (src/langchain-react/suspense.js): when a
+// component suspends, what reaches its error boundary, and the shape it returns. The hook
+// itself runs in the browser tests (tests/js/test_browser_langchain_react.py).
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { hydrationKey, suspend, suspenseView } from "../src/lc-suspense.js";
+import { hydrationKey, suspend, suspenseView } from "../../src/langchain-react/suspense.js";
 
 function thrown(fn) {
   try {

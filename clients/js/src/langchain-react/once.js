@@ -38,7 +38,7 @@ import {
   requestIdIn,
   taggedRun,
   threadPost,
-} from "./once.js";
+} from "../core/once.js";
 
 const COMMANDS_PATH = /^(.*)\/threads\/([^/]+)\/commands$/;
 

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { applyAnswers, replaceText, withFinalAnswer } from "../src/index.js";
+import { applyAnswers, replaceText, withFinalAnswer } from "../../src/core/index.js";
 
 const answer = (content, messageId = "a2") => ({ content, message_id: messageId, run_id: "r" });
 

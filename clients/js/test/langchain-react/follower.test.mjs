@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { IDLE_RECOVERY, RunFollower } from "../src/lc-follower.js";
+import { IDLE_RECOVERY } from "../../src/core/follow.js";
+import { RunFollower } from "../../src/langchain-react/follower.js";
 
 function setup({ loading = false, messages = [{ id: "m" }], error = undefined } = {}) {
   const state = { loading, messages, error, refreshes: [], renders: 0 };

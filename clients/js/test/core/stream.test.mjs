@@ -7,7 +7,7 @@ import {
   joinPathFromHeaders,
   newRequestId,
   streamWithRecovery,
-} from "../src/index.js";
+} from "../../src/core/index.js";
 import {
   ANSWER,
   FINAL,
@@ -17,7 +17,7 @@ import {
   mockServer,
   runStream,
   sseResponse,
-} from "./fixtures.mjs";
+} from "../fixtures.mjs";
 
 test("a cut mid-frame: the rest is replayed from the join stream with Last-Event-ID, then reconciled", async () => {
   const bytes = enc.encode(runStream());

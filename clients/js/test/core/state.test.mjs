@@ -5,8 +5,8 @@ import { test } from "node:test";
 
 import {
   answerFromState,
-} from "../src/index.js";
-import { ai, human, state } from "./fixtures.mjs";
+} from "../../src/core/index.js";
+import { ai, human, state } from "../fixtures.mjs";
 
 // F2a extraction
 

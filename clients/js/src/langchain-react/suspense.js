@@ -1,4 +1,4 @@
-// The Suspense half of `useSuspenseStreamWithRecovery` (langchain-react.js). No React
+// The Suspense half of `useSuspenseStreamWithRecovery` (use-stream.js). No React
 // here: the hook renders the drop-in, then asks `suspend` whether to throw.
 //
 // @langchain/react's `useSuspenseStream` is its `useStream` plus a gate: a component
