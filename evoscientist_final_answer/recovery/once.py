@@ -9,7 +9,7 @@ response left ``stream_with_recovery`` with no run id, one lookup by request id 
 the run was not listed yet, "the server created no run" while the run went on; the
 caller's retry then made the second run.
 
-This transport is the JS package's ``exactlyOnceFetch`` (clients/js/src/once.js): a submit
+This transport is the JS package's ``exactlyOnceFetch`` (clients/js/src/core/once.js): a submit
 (``POST …/threads/{id}/runs/stream`` whose JSON body carries
 ``metadata.recovery_request_id``) whose send fails on the network is looked up by its
 request id over a short window and joined (``GET …/runs/{run_id}/stream``, replayed from
