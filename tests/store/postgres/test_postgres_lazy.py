@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from evoscientist_final_answer.store import value_end
 from evoscientist_final_answer.store.errors import StoreUnavailable, ThreadNotFound
 from evoscientist_final_answer.store.postgres import history as postgres_history
-from evoscientist_final_answer.store.postgres import lazy as postgres_lazy
+from evoscientist_final_answer.store.postgres import parts as postgres_parts
 from evoscientist_final_answer.store.postgres.reader import HEAD_SQL, PostgresAnswerReader
 from tests.support.seeds import DELTA_PREAMBLE, MessagesMode, Seeder, Store
 
@@ -34,7 +34,7 @@ async def test_a_replaced_thread_is_not_read_from_a_kept_snapshot(
     assert isinstance(reader, PostgresAnswerReader)
     try:
         assert (await reader.read(first.thread_id)).content == "old answer 2"
-        assert reader._lazy.seeds, "the DeltaChannel's snapshot is kept decoded"
+        assert reader._history.seeds, "the DeltaChannel's snapshot is kept decoded"
         await seeder.saver.adelete_thread(first.thread_id)
         await seeder.chat(
             ["new answer 1", "new answer 2", "new answer 3"],
@@ -58,11 +58,9 @@ async def test_a_chain_gone_between_the_two_statements_is_unavailable(
     try:
         await reader.read(thread.thread_id)
         await seeder.saver.adelete_thread(thread.thread_id)
-        async with reader._connection() as conn:
+        async with reader._db.session() as conn:
             with pytest.raises(StoreUnavailable, match="vanished"):
-                await postgres_history.delta_entries(
-                    conn, reader._lazy.seeds, thread.thread_id, "gone-checkpoint"
-                )
+                await reader._history.walk(conn, thread.thread_id, "gone-checkpoint")
     finally:
         await reader.close()
 
@@ -122,7 +120,7 @@ async def test_a_new_connection_comes_with_the_decode_prepared(
     try:
         pool = await reader._open()
         await pool.wait()
-        async with reader._connection() as conn:
+        async with reader._db.session() as conn:
             cur = await conn.execute("SELECT statement FROM pg_prepared_statements")
             prepared = "\n".join(row["statement"] for row in await cur.fetchall())
     finally:
@@ -131,7 +129,7 @@ async def test_a_new_connection_comes_with_the_decode_prepared(
         postgres_history.HISTORY_SQL,
         postgres_history.SEED_CHECK_SQL,
         postgres_history.SEED_SQL,
-        postgres_lazy.CHECKPOINT_SQL,
+        postgres_parts.CHECKPOINT_SQL,
     ):
         assert sql.split("%(")[0].strip()[:60] in prepared
     assert "WITH h AS" in prepared  # the head a first read runs, with its checkpoint row
@@ -149,13 +147,13 @@ async def test_a_large_value_is_answered_from_its_end(
     ]
     thread = await seeder.chat(["the answer"], preamble=preamble)
     whole_reads: list[str] = []
-    read_whole = postgres_lazy._whole_value
+    read_whole = postgres_parts._whole_value
 
     async def counted(conn: Any, thread_id: str, checkpoint: Any) -> Any:
         whole_reads.append(thread_id)
         return await read_whole(conn, thread_id, checkpoint)
 
-    monkeypatch.setattr(postgres_lazy, "_whole_value", counted)
+    monkeypatch.setattr(postgres_parts, "_whole_value", counted)
     reader = store.reader()
     full = store.reader(lazy_decoding=False)
     try:
@@ -198,14 +196,14 @@ async def test_a_first_read_reads_a_few_rows_however_long_the_thread(
     reader = store.reader()
     assert isinstance(reader, PostgresAnswerReader)
     params = {"thread_id": thread.thread_id, "agent_name": reader.agent_name}
-    statement = "EXPLAIN (ANALYZE, FORMAT JSON) " + postgres_lazy.with_checkpoint_row(HEAD_SQL)
+    statement = "EXPLAIN (ANALYZE, FORMAT JSON) " + postgres_parts.with_checkpoint_row(HEAD_SQL)
     try:
-        async with reader._connection() as conn:
+        async with reader._db.session() as conn:
             cur = await conn.execute(
                 "SELECT count(*) AS n FROM checkpoints WHERE thread_id = %s", (thread.thread_id,)
             )
             assert (await cur.fetchone())["n"] > 20  # a thread long enough to tell
-            for whole_max in (0, postgres_lazy.WHOLE_VALUE_BYTES):
+            for whole_max in (0, postgres_parts.WHOLE_VALUE_BYTES):
                 cur = await conn.execute(statement, {**params, "whole_max": whole_max})
                 plan = (await cur.fetchone())["QUERY PLAN"][0]["Plan"]
                 read = rows_read(plan, {"checkpoints", "checkpoint_blobs"})

@@ -25,7 +25,8 @@ from evoscientist_final_answer import settings
 from evoscientist_final_answer.answer.status import RunStatus
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
-from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader, read_only_kwargs
+from evoscientist_final_answer.store.postgres.connection import read_only_kwargs
+from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.support.postgres import (
     admin_uri,

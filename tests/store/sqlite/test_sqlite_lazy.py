@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from evoscientist_final_answer.answer.result import FinalAnswer
-from evoscientist_final_answer.store.sqlite.lazy import KEPT_SNAPSHOTS
+from evoscientist_final_answer.store.sqlite.history import KEPT_SNAPSHOTS
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.support.seeds import AGENT_NAME, DELTA_PREAMBLE, Seeder
 
@@ -101,7 +101,7 @@ async def test_a_thread_whose_snapshot_was_evicted_is_read_without_the_blob_walk
     try:
         for thread in threads:
             await reader.read(thread.thread_id)
-        assert not [key for key in reader._lazy.seeds if key[0] == threads[0].thread_id]
+        assert not [key for key in reader._history.seeds if key[0] == threads[0].thread_id]
         reader.forget_answers()  # a first read of its head again, from the lazy decoder
         assert reader._conn is not None
         await reader._conn.set_trace_callback(statements.append)
@@ -129,7 +129,7 @@ async def test_lock_free_trips_interleave_with_the_savers_own_reads(
     try:
         for _ in range(5):
             reader.forget_answers()
-            reader._lazy.forget()
+            reader._history.forget()
             heads = [await reader.head(t.thread_id, None) for t in threads]
             async with reader._db.session() as saver:
                 full = [
