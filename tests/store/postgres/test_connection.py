@@ -1,6 +1,8 @@
-"""The reader's pool pings a connection on checkout only when it has been idle: one the
-server dropped while idle is replaced before a request uses it; one dropped right after
-it answered fails one request retryably, and the next request gets a fresh connection."""
+"""The reader's pool (``store/postgres/connection.py``): its sessions are read-only,
+whatever options the URI brings; it pings a connection on checkout only when it has
+been idle: one the server dropped while idle is replaced before a request uses it; one
+dropped right after it answered fails one request retryably, and the next request gets
+a fresh connection."""
 
 from __future__ import annotations
 
@@ -9,10 +11,19 @@ import pytest
 
 from evoscientist_final_answer.store.errors import StoreUnavailable
 from evoscientist_final_answer.store.postgres import connection as postgres_connection
+from evoscientist_final_answer.store.postgres.connection import read_only_kwargs
 from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
 from tests.support.seeds import Seeder, Store
 
 pytestmark = pytest.mark.backends("postgres")
+
+
+def test_read_only_option_keeps_the_uri_options() -> None:
+    plain = read_only_kwargs("postgresql://u@h/db")
+    assert plain["options"] == "-c default_transaction_read_only=on"
+    assert plain["autocommit"] is True
+    own = read_only_kwargs("postgresql://u@h/db?options=-c%20search_path%3Dx")
+    assert own["options"] == "-c search_path=x -c default_transaction_read_only=on"
 
 
 async def drop_reader_connection(store: Store, reader: PostgresAnswerReader) -> None:

@@ -1,6 +1,7 @@
 """Every query the SQLite reader runs finds its rows by primary key — flat however many
 threads and checkpoints the store holds — and the ones a repeat poll runs read no row
-at all (a covering index: the checkpoint blob is never touched)."""
+at all (a covering index: the checkpoint blob is never touched). The PostgreSQL twin:
+``tests/store/postgres/test_query_plans.py``."""
 
 from __future__ import annotations
 
