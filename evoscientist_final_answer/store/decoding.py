@@ -62,7 +62,7 @@ class CheckpointParts:
     # The writes that decide the status (``__error__``, ``__interrupt__``,
     # ``__resume__``): ``(task_id, channel, type, value)``, in the order applied.
     pending_writes: Sequence[tuple[str, str, str, bytes]]
-    # The messages value's entries, unbuilt (``lazy.messages_value``, ``delta.History``
+    # The messages value's entries, unbuilt (``lazy.messages_value``, ``delta.History.value``
     # or ``value_end.Newest``); None: the checkpoint stores no value of the channel.
     messages: Sequence[Any] | None
 
@@ -114,14 +114,20 @@ def answer_from_parts(
     )
 
 
-async def decode_parts(thread_id: str, source: PartsSource) -> FinalAnswer:
-    """The lazy decode, any backend: the checkpoint's parts, for a DeltaChannel
-    checkpoint that stores no value of the channel its history too, then
-    ``answer_from_parts``, fetching what it finds missing until it answers."""
-    hook = lazy.ext_hook(source.serde)
+async def fetch_parts(source: PartsSource) -> CheckpointParts:
+    """The checkpoint's parts; for a DeltaChannel checkpoint that stores no value of
+    the channel, its messages are the history below it, folded as far as read."""
     parts = await source.checkpoint()
     if parts.messages is None and parts.parent_id and is_delta_channel(parts.metadata):
         parts.messages = (await source.history(parts.parent_id)).value()
+    return parts
+
+
+async def decode_parts(thread_id: str, source: PartsSource) -> FinalAnswer:
+    """The lazy decode, any backend: ``fetch_parts``, then ``answer_from_parts``,
+    fetching what it finds missing until it answers."""
+    hook = lazy.ext_hook(source.serde)
+    parts = await fetch_parts(source)
     while True:
         try:
             return answer_from_parts(thread_id, parts, hook, source.serde)
