@@ -42,7 +42,7 @@ async def snapshot_of(reader: CheckpointAnswerReader, thread_id: str) -> tuple[s
     """(where the thread's snapshot lies: its checkpoint id or blob version, the
     answer's message id), from ``reader``'s read of it; None without a snapshot."""
     answer = await reader.read(thread_id)
-    seeds = reader._lazy.seeds  # type: ignore[attr-defined]
+    seeds = reader._history.seeds  # type: ignore[attr-defined]
     kept = [key for thread, key in seeds if thread == thread_id]
     if not kept or answer.message_id is None:
         return None
@@ -64,7 +64,7 @@ def sqlite_floor(db: Path, thread_id: str, checkpoint_id: str, answer_id: bytes)
 
 
 def postgres_floor(uri: str, thread_id: str, version: str, answer_id: bytes) -> Floor:
-    from evoscientist_final_answer.store.postgres.reader import read_only_kwargs
+    from evoscientist_final_answer.store.postgres.connection import read_only_kwargs
 
     async def sample() -> float:
         conn = await psycopg.AsyncConnection.connect(uri, **read_only_kwargs(uri))

@@ -3,7 +3,7 @@
 *Floor*: the newest root checkpoint's row with the ``messages`` blob at the version it
 names, in one SELECT, and a msgpack parse of that blob that builds no message
 objects: what any read of the answer must at least do (the SQLite floor's twin). The
-blob is loaded as the route loads it (``postgres_blobs.blob_cursor``: parsed where
+blob is loaded as the route loads it (``store/postgres/blobs.py``: parsed where
 libpq received it, no copy first).
 *Repeat poll*: the route when nothing was written (the answer cached per head);
 *head query*: the query that poll runs, alone.
@@ -17,7 +17,8 @@ import psycopg
 
 from evoscientist_final_answer.store import lazy
 from evoscientist_final_answer.store.postgres.blobs import blob_cursor
-from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader, read_only_kwargs
+from evoscientist_final_answer.store.postgres.connection import read_only_kwargs
+from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
 
 FLOOR_SQL = """
 SELECT c.checkpoint, c.metadata,

@@ -33,7 +33,7 @@ from bench.in_process import InProcess
 from bench.timing import interleaved, ms, percentile
 from evoscientist_final_answer.http.openapi import OPENAPI_PATH
 from evoscientist_final_answer.store import lazy
-from evoscientist_final_answer.store.sqlite.reader import READER_PRAGMAS, read_only_uri
+from evoscientist_final_answer.store.sqlite.connection import READER_PRAGMAS, read_only_uri
 from tests.support.servers import free_port, langgraph_dev, stop
 
 REPO = Path(__file__).resolve().parents[1]

@@ -3,8 +3,17 @@
 Each backend decodes the answering checkpoint two ways, over a session of its own
 (SQLite's one connection, a connection of PostgreSQL's pool): the lazy decode first,
 the saver's own full decode for a shape the lazy path leaves to it
-(``lazy.Unexpected``). What a failure tells a client must not depend on where the
-thread is stored, so it is decided here, once:
+(``lazy.Unexpected``).
+
+The lazy decode is one skeleton here (``decode_parts``): the backend only fetches the
+parts (``PartsSource``: the checkpoint's row with its channel values and the writes
+that decide the status, its messages value or, for a DeltaChannel checkpoint that
+stores none, the history below it; and what the decode later finds it needs), and
+one pure function makes the answer of them (``answer_from_parts``): nothing in it
+reads the store, and nothing of a backend reaches it but bytes and parsed values.
+
+What a failure tells a client must not depend on where the thread is stored, so it is
+decided here, once (``decode``):
 
 - the store could not be read (its connection lost, a lock, the server gone):
   ``StoreUnavailable``, retryable. Which exceptions those are is the driver's
@@ -20,13 +29,15 @@ thread is stored, so it is decided here, once:
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from evoscientist_final_answer.answer.result import FinalAnswer
-from evoscientist_final_answer.store import lazy
+from evoscientist_final_answer.answer.result import FinalAnswer, answer_from_checkpoint
+from evoscientist_final_answer.store import delta, lazy
 from evoscientist_final_answer.store.errors import CheckpointUnreadable, StoreUnavailable
 from evoscientist_final_answer.store.messages import MESSAGES, is_delta_channel
 
@@ -35,6 +46,93 @@ logger = logging.getLogger(__name__)
 # ``True`` for an exception that is the store failing to be read, not its data.
 StoreFailure = Callable[[Exception], bool]
 Decode = Callable[[], Awaitable[FinalAnswer]]
+
+
+@dataclass(slots=True)
+class CheckpointParts:
+    """What a backend read of one root checkpoint, nothing built yet."""
+
+    checkpoint_id: str
+    parent_id: str | None
+    metadata: Mapping[str, Any]
+    ts: Any
+    # Every channel's value but the messages', parsed, its ext records kept as
+    # ``lazy.Ext`` (``lazy.parse``) or already plain values.
+    channel_values: Mapping[str, Any]
+    # The writes that decide the status (``__error__``, ``__interrupt__``,
+    # ``__resume__``): ``(task_id, channel, type, value)``, in the order applied.
+    pending_writes: Sequence[tuple[str, str, str, bytes]]
+    # The messages value's entries, unbuilt (``lazy.messages_value``, ``delta.History.value``
+    # or ``value_end.Newest``); None: the checkpoint stores no value of the channel.
+    messages: Sequence[Any] | None
+
+
+class PartsSource(Protocol):
+    """One backend's fetch of one checkpoint's parts, for one lazy decode."""
+
+    @property
+    def serde(self) -> SerializerProtocol: ...
+
+    async def checkpoint(self) -> CheckpointParts:
+        """The checkpoint's row, as ``CheckpointParts``."""
+        ...
+
+    async def history(self, parent_id: str) -> delta.History:
+        """The DeltaChannel's history below the checkpoint whose parent is
+        ``parent_id``; ``pruned_history`` when it was pruned before any snapshot."""
+        ...
+
+    async def more(self, parts: CheckpointParts, need: lazy.PartNeeded) -> None:
+        """Fetch what ``answer_from_parts`` found missing into ``parts`` (or into the
+        ``delta.Seed`` its messages read from); ``lazy.Unexpected`` to hand over."""
+        ...
+
+
+def answer_from_parts(
+    thread_id: str, parts: CheckpointParts, hook: lazy.ExtHook, serde: SerializerProtocol
+) -> FinalAnswer:
+    """The answer of a checkpoint's parts, building only the newest messages that
+    decide it, with the serializer's own hook and ``loads_typed``: pure, whatever
+    backend fetched the parts. ``lazy.PartNeeded`` when the messages reach a part not
+    fetched yet; ``lazy.Unexpected`` for a shape left to the full decode."""
+    messages = parts.messages if parts.messages is not None else ()
+    return answer_from_checkpoint(
+        thread_id=thread_id,
+        newest_first=lazy.newest_first(messages, hook),
+        channel_values={
+            name: lazy.materialize(value, hook) for name, value in parts.channel_values.items()
+        },
+        pending_writes=[
+            (task_id, channel, serde.loads_typed((type_, value)))
+            for task_id, channel, type_, value in parts.pending_writes
+        ],
+        metadata=parts.metadata,
+        checkpoint_id=parts.checkpoint_id,
+        ts=parts.ts,
+        source="checkpointer",
+        parent_checkpoint_id=parts.parent_id,
+    )
+
+
+async def fetch_parts(source: PartsSource) -> CheckpointParts:
+    """The checkpoint's parts; for a DeltaChannel checkpoint that stores no value of
+    the channel, its messages are the history below it, folded as far as read."""
+    parts = await source.checkpoint()
+    if parts.messages is None and parts.parent_id and is_delta_channel(parts.metadata):
+        parts.messages = (await source.history(parts.parent_id)).value()
+    return parts
+
+
+async def decode_parts(thread_id: str, source: PartsSource) -> FinalAnswer:
+    """The lazy decode, any backend: ``fetch_parts``, then ``answer_from_parts``,
+    fetching what it finds missing until it answers."""
+    hook = lazy.ext_hook(source.serde)
+    parts = await fetch_parts(source)
+    while True:
+        try:
+            return answer_from_parts(thread_id, parts, hook, source.serde)
+        except lazy.PartNeeded as need:  # nothing was built from what was missing: again
+            await source.more(parts, need)
 
 
 async def decode(

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
+
+from langgraph.checkpoint.base import writes_sort_key
 
 from evoscientist_final_answer.store import lazy
 from evoscientist_final_answer.store.lazy import (
@@ -22,12 +24,13 @@ from evoscientist_final_answer.store.lazy import (
     REMOVE_TYPE,
     Ext,
     LazyMessage,
+    PartNeeded,
     messages_value,
     parse,
 )
 
 
-class SeedNeeded(Exception):
+class SeedNeeded(PartNeeded):
     """A snapshot held elsewhere (not read yet) must answer: whether it holds ``ids``,
     or (``ids`` None) its entries. The caller finds out (``Seed.mark_absent``, or
     ``Seed.raw`` set) and asks again; no message was built from a wrong fold."""
@@ -243,6 +246,38 @@ class Joined(Sequence[Any]):
 
     def __getitem__(self, index: Any) -> Any:
         return self.value()[index]
+
+
+class HistoryWrite(NamedTuple):
+    """One write of the channel below a checkpoint, as a backend read it."""
+
+    depth: int  # how far up the parent chain its checkpoint is (0: the parent)
+    task_path: str
+    task_id: str
+    idx: int
+    type: str
+    blob: bytes | memoryview
+
+
+class History(NamedTuple):
+    """A DeltaChannel's history below a checkpoint, as a backend read it: the nearest
+    stored value up the parent chain (``Seed([])`` when the chain reaches the thread's
+    first checkpoint without one) and the channel's writes since, in any order."""
+
+    seed: Seed
+    writes: list[HistoryWrite]
+
+    def value(self) -> Sequence[Any]:
+        """The channel's value at the checkpoint: the writes, oldest checkpoint first
+        and within one in the order live execution applied them (``writes_sort_key``,
+        as langgraph's own history replays them), folded over the seed."""
+        ordered = sorted(
+            self.writes,
+            key=lambda w: (-w.depth, writes_sort_key(w.task_path, w.task_id, w.idx)),
+        )
+        return replay(
+            self.seed, [lazy.write_entries(lazy.parse_typed(w.type, w.blob)) for w in ordered]
+        )
 
 
 def replay(seed: Seed | Sequence[Any], writes: Iterable[Sequence[LazyMessage]]) -> Sequence[Any]:

@@ -38,6 +38,12 @@ class Unexpected(Exception):
     """A shape the lazy path does not handle; decode fully instead."""
 
 
+class PartNeeded(Exception):
+    """The decode reached a part the backend has not fetched yet (a snapshot left on
+    the server, a value known only by its end): the backend fetches it, and the decode
+    runs again. Raised before any message is built from what was missing."""
+
+
 def ext_hook(serde: object) -> ExtHook:
     """The serializer's own hook for ext records (langgraph's ``JsonPlusSerializer``),
     the one thing the lazy path borrows from it; ``Unexpected`` for a serializer
@@ -58,6 +64,18 @@ class Ext(NamedTuple):
 def parse(blob: bytes) -> Any:
     """msgpack → Python, every ext record left as an undecoded ``Ext``."""
     return ormsgpack.unpackb(blob, ext_hook=Ext, option=_UNPACK_OPTIONS)
+
+
+def parse_typed(kind: str, blob: bytes | memoryview | None) -> Any:
+    """A stored ``(type, blob)`` pair parsed as ``parse`` does; ``Unexpected`` for any
+    type but msgpack (the saver's full decode knows the others) and for bytes msgpack
+    does not accept."""
+    if kind != "msgpack" or blob is None:
+        raise Unexpected(f"{kind!r} blob")
+    try:
+        return parse(blob)
+    except Exception as exc:  # ormsgpack raises its own error types
+        raise Unexpected(f"unparseable blob: {exc}") from exc
 
 
 def materialize(value: Any, hook: ExtHook) -> Any:

@@ -31,7 +31,7 @@ from evoscientist_final_answer.store.lazy import LazyMessage
 HEAD_BYTES = 5
 
 
-class WholeNeeded(Exception):
+class WholeNeeded(lazy.PartNeeded):
     """The step's entries did not decide the answer: read the whole value."""
 
 

@@ -24,7 +24,7 @@ from evoscientist_final_answer.answer.result import FinalAnswer
 from evoscientist_final_answer.store import delta
 from evoscientist_final_answer.store.postgres import history as postgres_history
 from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
-from evoscientist_final_answer.store.sqlite import lazy as sqlite_lazy
+from evoscientist_final_answer.store.sqlite import history as sqlite_history
 from tests.support.seeds import SeededThread, Seeder, Store
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")
@@ -38,12 +38,12 @@ def snapshot_where(
 ) -> str:
     """How the first read meets the snapshot: parsed out of its row as it comes, or
     (whatever its size) left where it lies: on PostgreSQL on the server, on SQLite in
-    the row's bytes, walked to, not parsed (``sqlite_lazy.LOCATE_BYTES``)."""
+    the row's bytes, walked to, not parsed (``sqlite_history.LOCATE_BYTES``)."""
     if request.param == "left where it lies":
         if store.backend == "postgres":
             monkeypatch.setattr(postgres_history, "INLINE_SNAPSHOT_BYTES", 0)
         else:
-            monkeypatch.setattr(sqlite_lazy, "LOCATE_BYTES", 0)
+            monkeypatch.setattr(sqlite_history, "LOCATE_BYTES", 0)
     return str(request.param)
 
 
@@ -83,8 +83,8 @@ async def check_skipped(
 
 
 def kept_seeds(reader: Any) -> list[delta.Seed]:
-    """The snapshots a reader keeps (either backend's ``LazyDecoder.seeds``)."""
-    seeds = reader._lazy.seeds
+    """The snapshots a reader keeps (either backend's ``HistoryWalker.seeds``)."""
+    seeds = reader._history.seeds
     return [seeds.get(key) for key in seeds]
 
 

@@ -14,7 +14,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from evoscientist_final_answer.answer.result import FinalAnswer
 from evoscientist_final_answer.store import delta, lazy, value_end
 from evoscientist_final_answer.store.base import CheckpointAnswerReader
-from evoscientist_final_answer.store.postgres import lazy as postgres_lazy
+from evoscientist_final_answer.store.postgres import parts as postgres_parts
 from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.support.seeds import SeededThread, Seeder, Store
@@ -37,7 +37,7 @@ async def decode_both(
         except lazy.Unexpected:
             return full, None
     assert isinstance(reader, PostgresAnswerReader)
-    async with reader._connection() as conn, conn.transaction():
+    async with reader._db.session() as conn, conn.transaction():
         pg_saver = AsyncPostgresSaver(conn)
         full = await reader.full_answer(pg_saver, thread_id, checkpoint_id)
         try:
@@ -263,7 +263,7 @@ async def test_every_scenario_decodes_the_same_from_the_values_end(
         proven.append(entries is not None)
         return entries
 
-    monkeypatch.setattr(postgres_lazy, "WHOLE_VALUE_BYTES", 0)
+    monkeypatch.setattr(postgres_parts, "WHOLE_VALUE_BYTES", 0)
     monkeypatch.setattr(value_end, "newest_entries", counted)
     lazily, _ = await compare_every_checkpoint(store, seeder, scenario_threads)
     assert lazily >= 40

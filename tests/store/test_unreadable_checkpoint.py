@@ -314,7 +314,7 @@ class SqliteLosingConnection(LosesItsConnection, SqliteAnswerReader):
 class PostgresLosingConnection(LosesItsConnection, PostgresAnswerReader):
     async def lose_connection(self) -> None:
         # The server ends the pool's one connection (a restart, a failover, an admin).
-        async with self._connection() as conn:
+        async with self._db.session() as conn:
             pid = conn.info.backend_pid
         async with await psycopg.AsyncConnection.connect(self.uri, autocommit=True) as admin:
             await admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
@@ -331,10 +331,10 @@ async def test_a_connection_lost_while_decoding_is_unavailable_on_every_backend(
     if store.backend == "sqlite":
         reader = SqliteLosingConnection(store.path, AGENT_NAME, lazy_decoding=lazy_decoding)
     else:
-        from evoscientist_final_answer.store.postgres import reader as postgres_reader
+        from evoscientist_final_answer.store.postgres import connection as postgres_connection
 
         # No ping on checkout: the dead connection is the one the decode gets.
-        monkeypatch.setattr(postgres_reader, "RECENTLY_USED_SECONDS", 3600.0)
+        monkeypatch.setattr(postgres_connection, "RECENTLY_USED_SECONDS", 3600.0)
         reader = PostgresLosingConnection(
             store.uri, AGENT_NAME, min_size=1, max_size=1, lazy_decoding=lazy_decoding
         )

@@ -1,5 +1,9 @@
 """PostgreSQL ``bytea`` read where libpq received it, and parsed as the lazy decode
-parses blobs (``evoscientist_final_answer.store.lazy``)."""
+parses blobs (``lazy.parse_typed``).
+
+PostgreSQL's alone: ``sqlite3`` hands a blob over as ``bytes`` (read through mmap),
+which ``store/sqlite/parts.py`` and ``store/sqlite/history.py`` parse as they are.
+"""
 
 from __future__ import annotations
 
@@ -35,10 +39,5 @@ def text(value: Buffer) -> str:
 
 
 def parse(type_: str | Buffer, blob: Buffer | None) -> Any:
-    kind = type_ if isinstance(type_, str) else text(type_)
-    if kind != "msgpack" or blob is None:
-        raise lazy.Unexpected(f"{kind!r} blob")
-    try:
-        return lazy.parse(blob)
-    except Exception as exc:  # ormsgpack raises its own error types
-        raise lazy.Unexpected(f"unparseable blob: {exc}") from exc
+    """A ``(type, blob)`` pair of the saver's tables parsed (``lazy.parse_typed``)."""
+    return lazy.parse_typed(type_ if isinstance(type_, str) else text(type_), blob)

@@ -1,15 +1,25 @@
 """A DeltaChannel's history below a checkpoint, from the PostgreSQL checkpointer's
-tables: the nearest stored value up the parent chain and the message writes since, in
-one round trip; a large snapshot left on the server and asked there about the ids an
-answer reaches (``evoscientist_final_answer.store.delta``), read only when it may hold one."""
+tables.
+
+Mirrors ``store/sqlite/history.py``: the parent chain from the checkpoint's parent up
+to the nearest checkpoint that stores a value of the channel (the seed), and the
+channel's writes against the chain since, handed to the shared fold
+(``delta.History.value``); the same chain tells the full decode whether langgraph
+rebuilt a history from part of it (``check_pruned``). How it differs: the whole
+history is one statement (``HISTORY_SQL``: chain, seed blob and writes in one round
+trip; SQLite walks ids on its connection's thread instead), whether a checkpoint
+stores the value is told by its ``checkpoint_blobs`` row at the channel's version
+(SQLite parses the checkpoint's own blob), snapshots are kept by version (a blob at a
+version is never rewritten), and a large snapshot is left on the server and asked
+there about the ids an answer reaches (``consult``), read only when it may hold one.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import psycopg
-from langgraph.checkpoint.base import CheckpointTuple, writes_sort_key
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from evoscientist_final_answer.store import delta, lazy
@@ -19,8 +29,11 @@ from evoscientist_final_answer.store.lru import LruCache
 from evoscientist_final_answer.store.messages import MESSAGES
 from evoscientist_final_answer.store.postgres.blobs import blob_cursor, parse
 
-# Decoded snapshots kept, by ``(thread, version)``.
+# DeltaChannel snapshots kept decoded (id index included), by ``(thread, version)``:
+# a blob at a version is never rewritten, so the next checkpoint of a growing thread
+# reads only its newer writes.
 Seeds = LruCache[tuple[str, str], delta.Seed]
+KEPT_SNAPSHOTS = 4
 
 # Whether checkpoint ``c`` holds a stored value of the channel, and at which version.
 _SEED_PROBE = f"""
@@ -133,67 +146,83 @@ WHERE b.thread_id = %(thread_id)s AND b.checkpoint_ns = '' AND b.channel = '{MES
 """
 
 
-async def delta_entries(
-    conn: psycopg.AsyncConnection[Any], seeds: Seeds, thread_id: str, parent_id: str
-) -> tuple[Sequence[Any], str | None]:
-    """The channel's value at the checkpoint whose parent is ``parent_id``: the
-    nearest stored value up the chain, then every write since (the checkpoint's own
-    excluded), folded as the channel's reducer would; and that stored value's
-    version (None: no snapshot). A large snapshot is not read here
-    (``INLINE_SNAPSHOT_BYTES``)."""
-    known = [version for (thread, version) in seeds if thread == thread_id]
-    params = {
-        "thread_id": thread_id,
-        "start": parent_id,
-        "max_depth": MAX_CHAIN_DEPTH,
-        "known": known,
-        "inline_max": INLINE_SNAPSHOT_BYTES,
-    }
-    async with blob_cursor(conn) as cur:
-        await cur.execute(HISTORY_SQL, params)
-        rows = await cur.fetchall()
-    chain = [row for row in rows if row["kind"] == "c"]
-    if not chain:
-        if await _still_named(conn, thread_id, parent_id):
-            raise pruned_history(parent_id)  # the child is there, its parent is not
-        raise StoreUnavailable(f"checkpoint {parent_id} vanished while reading")
-    deepest = max(chain, key=lambda row: row["depth"])
-    ended = not deepest["seeded"] and deepest["depth"] < MAX_CHAIN_DEPTH
-    if ended and deepest["parent"] is not None:
-        # The walk ended at a link with no row behind it, before any stored value:
-        # one statement's snapshot, so not a deletion racing the read.
-        raise pruned_history(deepest["parent"])
-    depth_of: dict[str, int] = {}
-    seed_version: str | None = None
-    seed: delta.Seed | None = None
-    writes: list[dict[str, Any]] = []
-    for row in rows:
-        kind = row["kind"]
-        if kind == "c":
-            depth_of[row["checkpoint_id"]] = row["depth"]
-            if row["seeded"]:
-                seed_version = row["version"]
-        elif kind == "s":
-            if row["blob"] is None:  # large: consulted where it lies (``consult``)
-                seed = delta.Seed(None)
+class HistoryWalker:
+    """The history reads of one reader, with the snapshots it keeps decoded."""
+
+    def __init__(self) -> None:
+        self.seeds: Seeds = LruCache(KEPT_SNAPSHOTS)
+
+    def forget(self) -> None:
+        self.seeds.clear()
+
+    async def walk(
+        self, conn: psycopg.AsyncConnection[Any], thread_id: str, parent_id: str
+    ) -> tuple[delta.History, str | None]:
+        """The channel's history below the checkpoint whose parent is ``parent_id``:
+        the nearest stored value up the chain, and every write since (the
+        checkpoint's own excluded); and that stored value's version (None: no
+        snapshot), which ``consult`` asks about. A large snapshot is not read here
+        (``INLINE_SNAPSHOT_BYTES``)."""
+        seeds = self.seeds
+        known = [version for (thread, version) in seeds if thread == thread_id]
+        params = {
+            "thread_id": thread_id,
+            "start": parent_id,
+            "max_depth": MAX_CHAIN_DEPTH,
+            "known": known,
+            "inline_max": INLINE_SNAPSHOT_BYTES,
+        }
+        async with blob_cursor(conn) as cur:
+            await cur.execute(HISTORY_SQL, params)
+            rows = await cur.fetchall()
+        chain = [row for row in rows if row["kind"] == "c"]
+        if not chain:
+            if await _still_named(conn, thread_id, parent_id):
+                raise pruned_history(parent_id)  # the child is there, its parent is not
+            raise StoreUnavailable(f"checkpoint {parent_id} vanished while reading")
+        deepest = max(chain, key=lambda row: row["depth"])
+        ended = not deepest["seeded"] and deepest["depth"] < MAX_CHAIN_DEPTH
+        if ended and deepest["parent"] is not None:
+            # The walk ended at a link with no row behind it, before any stored value:
+            # one statement's snapshot, so not a deletion racing the read.
+            raise pruned_history(deepest["parent"])
+        depth_of: dict[str, int] = {}
+        seed_version: str | None = None
+        seed: delta.Seed | None = None
+        writes: list[dict[str, Any]] = []
+        for row in rows:
+            kind = row["kind"]
+            if kind == "c":
+                depth_of[row["checkpoint_id"]] = row["depth"]
+                if row["seeded"]:
+                    seed_version = row["version"]
+            elif kind == "s":
+                if row["blob"] is None:  # large: consulted where it lies (``consult``)
+                    seed = delta.Seed(None)
+                else:
+                    seed = delta.seed_of(parse(row["type"], row["blob"]))
+                seeds.put((thread_id, row["version"]), seed)
             else:
-                seed = delta.seed_of(parse(row["type"], row["blob"]))
-            seeds.put((thread_id, row["version"]), seed)
-        else:
-            writes.append(row)
-    if seed is None and seed_version is not None:
-        seed = seeds.get((thread_id, seed_version))
-        if seed is None:  # evicted between the query and now: read it again
-            raise lazy.Unexpected("kept snapshot evicted during the read")
-    # Oldest checkpoint first; within one, the order live execution applied them.
-    writes.sort(
-        key=lambda w: (
-            -depth_of[w["checkpoint_id"]],
-            writes_sort_key(w["task_path"] or "", w["task_id"], w["idx"]),
+                writes.append(row)
+        if seed is None and seed_version is not None:
+            seed = seeds.get((thread_id, seed_version))
+            if seed is None:  # evicted between the query and now: read it again
+                raise lazy.Unexpected("kept snapshot evicted during the read")
+        history = delta.History(
+            seed if seed is not None else delta.Seed([]),
+            [
+                delta.HistoryWrite(
+                    depth_of[w["checkpoint_id"]],
+                    w["task_path"] or "",
+                    w["task_id"],
+                    w["idx"],
+                    w["type"],
+                    w["blob"],
+                )
+                for w in writes
+            ],
         )
-    )
-    batches = [lazy.write_entries(parse(w["type"], w["blob"])) for w in writes]
-    return delta.replay(seed if seed is not None else delta.Seed([]), batches), seed_version
+        return history, seed_version
 
 
 async def consult(

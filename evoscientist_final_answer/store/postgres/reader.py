@@ -3,21 +3,19 @@
 Used when ``EVOSCIENTIST_DATABASE_URI`` points the API servers at one PostgreSQL
 database: whichever server ran the thread, any server's route reads its answer there.
 
-Every connection of the reader's pool opens with ``default_transaction_read_only=on``,
-so a GET never writes, whatever it runs. The head (which checkpoint answers, and a
-signature of the writes against it) is one indexed query; an unchanged head is answered
-from the cache.
-
-Decoding reads only the blobs that answer and builds only the newest messages
-(``evoscientist_final_answer.store.postgres.lazy``): one statement for the checkpoint, its blobs and
-its status writes, one for a DeltaChannel's history below it (ancestors, their message
-writes, a snapshot blob: rows written once and never changed, so two snapshots read
-them alike; a thread deleted in between shows as an empty chain), and for a large
-snapshot one asking the server whether it holds the ids the answer reaches. A shape that path
-does not know goes to ``AsyncPostgresSaver``'s own decode (``aget_tuple``,
-``aget_delta_channel_history`` and the channel's reducer,
-``evoscientist_final_answer.store.messages``)
-in one ``REPEATABLE READ, READ ONLY`` transaction, so its statements share a snapshot.
+Mirrors ``store/sqlite/reader.py``: which checkpoint answers (the head, and a
+signature of the writes against it), the answers cached per head, long-polls woken,
+and the decode (``decoding.decode``: the lazy decode of the parts
+``store/postgres/parts.py`` fetches, else ``AsyncPostgresSaver``'s own decode in one
+``REPEATABLE READ, READ ONLY`` transaction, so its statements share a snapshot). How
+it differs: connections come from a pool of read-only sessions
+(``store/postgres/connection.py``), where SQLite has one connection; the head is one
+indexed query that filters agent, run and user in SQL, and on a thread's first read
+brings the checkpoint's row along (``parts.with_checkpoint_row``), where SQLite reads
+ids first and keeps each checkpoint's metadata; an unchanged head is answered from the
+cache, but asked each time (PostgreSQL has no cheap change counter like SQLite's
+change signal), and long-polls are woken by one task polling every waited-on thread's
+head.
 
 Schema, as ``AsyncPostgresSaver.setup()`` creates it: ``checkpoints`` (``metadata``
 JSONB, primary key ``(thread_id, checkpoint_ns, checkpoint_id)``), ``checkpoint_blobs``
@@ -29,31 +27,31 @@ rowid, so a replaced row is told by its ``xmin``, the transaction that wrote it)
 from __future__ import annotations
 
 import asyncio
-import time
-import weakref
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import psycopg
 import psycopg.errors
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from psycopg.conninfo import conninfo_to_dict
-from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import AsyncConnectionPool
 
 from evoscientist_final_answer.answer.result import FinalAnswer
 from evoscientist_final_answer.store.base import CACHE_SIZE, CheckpointAnswerReader, Head
-from evoscientist_final_answer.store.decoding import decode, unreadable
+from evoscientist_final_answer.store.decoding import decode, decode_parts
 from evoscientist_final_answer.store.deleted_runs import POSTGRES_DELETED_SQL
-from evoscientist_final_answer.store.errors import StoreUnavailable
 from evoscientist_final_answer.store.lru import LruCache
 from evoscientist_final_answer.store.messages import saver_answer
 from evoscientist_final_answer.store.postgres.blobs import blob_cursor
-from evoscientist_final_answer.store.postgres.history import check_pruned
-from evoscientist_final_answer.store.postgres.lazy import (
+from evoscientist_final_answer.store.postgres.connection import (
+    POOL_MAX_SIZE,
+    POOL_MIN_SIZE,
+    POOL_TIMEOUT_SECONDS,
+    ReadOnlyPool,
+    store_failure,
+)
+from evoscientist_final_answer.store.postgres.history import HistoryWalker, check_pruned
+from evoscientist_final_answer.store.postgres.parts import (
     NO_THREAD,
-    LazyDecoder,
+    PostgresParts,
     checkpoint_params,
     prepare,
     with_checkpoint_row,
@@ -132,40 +130,12 @@ CROSS JOIN LATERAL (
 )
 # One snapshot for a whole decode (checkpoint, pending writes, DeltaChannel history).
 SNAPSHOT_SQL = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
-# Given to every connection of the reader's pool: nothing it runs can write.
-READ_ONLY_OPTION = "-c default_transaction_read_only=on"
-
-# How long a request waits for a pooled connection (the server down, the pool busy)
-# before this path gives up (a 503, or the API fallback).
-POOL_TIMEOUT_SECONDS = 3.0
-CONNECT_TIMEOUT_SECONDS = 3
-POOL_MIN_SIZE = 1
-POOL_MAX_SIZE = 8
-# A connection that answered a statement this recently is not pinged on checkout: the
-# ping is a round trip, a third of a cached poll's cost. One the server dropped within
-# that window fails its next statement instead (that request is a retryable 503, or
-# the API answers it), and the pool replaces the broken connection; an idle one is
-# pinged, so a restart or a failover is met by a fresh connection.
-RECENTLY_USED_SECONDS = 1.0
 # Checkpoint rows read with their head and not decoded yet (a first read decodes its
 # head's at once; one a newer head superseded is dropped, oldest first).
 PREFETCHED_ROWS = 8
 # How often waiting requests look for a new head. One query serves every waiting
 # thread; PostgreSQL has no cheap change counter like SQLite's ``data_version``.
 CHANGE_POLL_SECONDS = 0.05
-
-
-def read_only_kwargs(uri: str) -> dict[str, Any]:
-    """Connection arguments for the reader: the saver's own, and read-only sessions
-    (``options`` already in the URI are kept)."""
-    options = conninfo_to_dict(uri).get("options")
-    return {
-        "autocommit": True,
-        "prepare_threshold": 0,
-        "row_factory": dict_row,
-        "connect_timeout": CONNECT_TIMEOUT_SECONDS,
-        "options": f"{options} {READ_ONLY_OPTION}" if options else READ_ONLY_OPTION,
-    }
 
 
 class PostgresAnswerReader(CheckpointAnswerReader):
@@ -183,54 +153,34 @@ class PostgresAnswerReader(CheckpointAnswerReader):
     ) -> None:
         super().__init__(agent_name)
         self.lazy_decoding = lazy_decoding
-        self._lazy = LazyDecoder()
+        self._history = HistoryWalker()
         # Threads decoded since the answers were last forgotten, and checkpoint rows read
         # with a head (``with_checkpoint_row``), by ``(thread, head)``, for the decode.
         self._decoded_threads: LruCache[str, bool] = LruCache(CACHE_SIZE)
         self._prefetched: LruCache[tuple[str, Head], dict[str, Any]] = LruCache(PREFETCHED_ROWS)
         self.uri = uri
-        self.min_size = min_size
-        self.max_size = max_size
-        self.timeout = timeout
-        self._pool: AsyncConnectionPool | None = None
-        # When each pooled connection last answered a statement (``_check``).
-        self._used: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Any], float] = (
-            weakref.WeakKeyDictionary()
+        self._db = ReadOnlyPool(
+            uri, min_size=min_size, max_size=max_size, timeout=timeout, configure=self._prepare
         )
-        self._open_lock = asyncio.Lock()
         # One query per poll checks every thread a long-poll waits on.
         self.watch = ThreadWatch(self._watch_heads, _pause, idle_cap=CHANGE_POLL_SECONDS)
 
     # -- connections ----------------------------------------------------------------
 
+    @property
+    def _pool(self) -> AsyncConnectionPool | None:
+        return self._db.pool
+
     async def _open(self) -> AsyncConnectionPool:
-        async with self._open_lock:
-            if self._pool is None:
-                pool = AsyncConnectionPool(
-                    self.uri,
-                    min_size=self.min_size,
-                    max_size=self.max_size,
-                    timeout=self.timeout,
-                    kwargs=read_only_kwargs(self.uri),
-                    check=self._check,
-                    configure=self._prepare,
-                    open=False,
-                    name="evoscientist-final-answer",
-                )
-                await pool.open(wait=False)
-                self._pool = pool
-            return self._pool
+        return await self._db.open()
 
     async def close(self) -> None:
         await self.watch.close()
-        async with self._open_lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            await pool.close()
+        await self._db.close()
 
     async def _prepare(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        """A new connection's statements prepared before it serves (``postgres_lazy.
-        prepare``), the head a first read runs with them; no thread is read."""
+        """A new connection's statements prepared before it serves (``parts.prepare``),
+        the head a first read runs with them; no thread is read."""
         params = {"thread_id": NO_THREAD, "agent_name": self.agent_name, **checkpoint_params()}
         try:
             async with blob_cursor(conn) as cur:
@@ -238,34 +188,6 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         except psycopg.Error:
             return  # no tables yet: the reads prepare their statements when they run
         await prepare(conn)
-
-    async def _check(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        """The pool's check on checkout: a ping, unless the connection just answered."""
-        used = self._used.get(conn)
-        if used is not None and time.monotonic() - used < RECENTLY_USED_SECONDS:
-            return
-        await AsyncConnectionPool.check_connection(conn)
-
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """A pooled connection, with every failure to read turned into ``StoreUnavailable``."""
-        try:
-            pool = await self._open()
-            async with pool.connection() as conn:
-                yield conn
-                self._used[conn] = time.monotonic()
-        except (StoreUnavailable, asyncio.CancelledError):
-            raise  # a decode's failure is told already (``decoding``)
-        except PoolTimeout as exc:
-            raise StoreUnavailable(f"PostgreSQL unreachable: {exc}") from exc
-        except psycopg.Error as exc:
-            if not store_failure(exc):
-                # The head query, which brings the checkpoint's row along on a first
-                # read, refused what that row holds: the row, not the store, is at fault.
-                raise unreadable("the newest checkpoint's row", exc) from exc
-            raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
-        except Exception as exc:
-            raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
     # -- CheckpointAnswerReader -------------------------------------------------------
 
@@ -285,7 +207,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         # A thread not decoded yet (a first read) will be: its checkpoint row comes in
         # the same statement. A repeat poll reads the head alone, no blob.
         prefetch = self.lazy_decoding and run_id is None and thread_id not in self._decoded_threads
-        async with self._connection() as conn:
+        async with self._db.session() as conn:
             try:
                 if prefetch:
                     async with blob_cursor(conn) as cur:
@@ -307,7 +229,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         return rows.get("run" if run_id is not None else "thread")
 
     async def answer(self, thread_id: str, head: Head) -> FinalAnswer:
-        async with self._connection() as conn:
+        async with self._db.session() as conn:
             # A saver per decode: its lock serialises only this connection's statements.
             saver = AsyncPostgresSaver(conn)
 
@@ -315,9 +237,10 @@ class PostgresAnswerReader(CheckpointAnswerReader):
                 # No transaction: each statement reads one snapshot, and what the second
                 # (a DeltaChannel's history) reads lies below the checkpoint, written once.
                 row = self._prefetched.pop((thread_id, head), None)
-                answer = await self._lazy.answer(
-                    conn, saver.serde, thread_id, head.checkpoint_id, row
+                parts = PostgresParts(
+                    conn, saver.serde, thread_id, head.checkpoint_id, self._history, row
                 )
+                answer = await decode_parts(thread_id, parts)
                 self._decoded_threads.put(thread_id, True)
                 return answer
 
@@ -335,7 +258,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
             )
 
     async def marked_deleted(self, run_id: str) -> bool:
-        async with self._connection() as conn:
+        async with self._db.session() as conn:
             try:
                 cur = await conn.execute(POSTGRES_DELETED_SQL, (run_id,))
                 return await cur.fetchone() is not None
@@ -358,7 +281,7 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         await self.watch.wait(thread_id, since, timeout)  # type: ignore[arg-type]
 
     async def _watch_heads(self, thread_ids: list[str]) -> dict[str, Any]:
-        async with self._connection() as conn:
+        async with self._db.session() as conn:
             try:
                 cur = await conn.execute(
                     WATCH_SQL, {"thread_ids": thread_ids, "agent_name": self.agent_name}
@@ -375,10 +298,11 @@ class PostgresAnswerReader(CheckpointAnswerReader):
     async def lazy_answer(
         self, saver: AsyncPostgresSaver, thread_id: str, checkpoint_id: str
     ) -> FinalAnswer:
-        """Only the blobs that answer, only the newest messages built
-        (``evoscientist_final_answer.store.postgres.lazy``); ``lazy.Unexpected`` for a shape it
-        leaves to ``full_answer``."""
-        return await self._lazy.answer(saver.conn, saver.serde, thread_id, checkpoint_id)
+        """Only the blobs that answer read (``PostgresParts``), only the newest messages
+        built (``decoding.decode_parts``); ``lazy.Unexpected`` for a shape it leaves
+        to ``full_answer``."""
+        parts = PostgresParts(saver.conn, saver.serde, thread_id, checkpoint_id, self._history)
+        return await decode_parts(thread_id, parts)
 
     async def full_answer(
         self, saver: AsyncPostgresSaver, thread_id: str, checkpoint_id: str
@@ -386,15 +310,6 @@ class PostgresAnswerReader(CheckpointAnswerReader):
         """The saver decodes the checkpoint, its pending writes and its DeltaChannel
         history; the channel's reducer rebuilds the messages (as ``SqliteAnswerReader``)."""
         return await saver_answer(saver, thread_id, checkpoint_id, check=check_pruned)
-
-
-def store_failure(exc: Exception) -> bool:
-    """The database could not be read (``decoding.StoreFailure``): psycopg's and the
-    pool's errors (a connection lost, the server shutting down, a timeout) and the
-    OS's. Not a data exception (SQLSTATE class 22): that is the reader's SQL refusing
-    what a row holds (``jsonb_each_text`` of channel versions that are not an object),
-    and asking again meets the same row."""
-    return isinstance(exc, psycopg.Error | OSError) and not isinstance(exc, psycopg.DataError)
 
 
 async def _pause(timeout: float) -> None:

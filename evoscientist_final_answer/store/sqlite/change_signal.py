@@ -6,6 +6,10 @@ refused), one task ``stat``s the files every ``POLL_SECONDS`` while anyone waits
 
 Waiters take a ``token()`` before they read and ``wait(token, …)`` after: a change
 between the two wakes them at once, so no commit is ever missed.
+
+SQLite's alone: ``store/postgres/`` has no file to watch, so its reader asks the head
+on every poll and one task polls the waited-on threads' heads
+(``reader.CHANGE_POLL_SECONDS``).
 """
 
 from __future__ import annotations

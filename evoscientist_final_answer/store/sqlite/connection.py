@@ -1,11 +1,15 @@
 """The answer reader's one read-only connection to ``sessions.db``, and its upkeep.
 
-Why a module of its own: how the connection is opened (``mode=ro``, never ``setup()``),
-shared between requests, retired after a failure, closed once no request reads through
-it, and reopened when another file is renamed over the path, is one concern, separate
-from which SQL runs over it (``sqlite_reader`` picks the head, ``sqlite_lazy`` decodes).
-Every failure to read the file leaves here as ``StoreUnavailable`` (``StoreDamaged``
-when no retry can heal it).
+Mirrors ``store/postgres/connection.py``: how the reader's connection is opened, shared
+between requests and replaced after a failure, and which failures are the store's
+(``store_failure``: every failure to read the file leaves a session as
+``StoreUnavailable``, ``StoreDamaged`` when no retry can heal it), apart from which SQL
+runs over it (``reader.py`` picks the head, ``parts.py`` and ``history.py`` fetch
+what the decode needs). How it differs: one long-lived connection (``mode=ro``, never
+``setup()``) on aiosqlite's thread, where PostgreSQL has a pool; it is retired after a
+failure and closed once no request reads through it, reopened when another file is
+renamed over the path, and its reads skip the saver's lock and run dependent
+statements in one trip to that thread (``fetch``, ``in_one_trip``).
 """
 
 from __future__ import annotations

@@ -1,21 +1,18 @@
 """Read a thread's final answer straight from ``sessions.db``.
 
-The file is opened read-only (``mode=ro``): a GET never writes to the store and never
-creates it. One long-lived connection serves every request
-(``evoscientist_final_answer.store.sqlite.connection``: opening it, retiring it after a failure,
-following a file renamed over the path).
-
-This module decides which checkpoint answers (the head, with what is known of each
-checkpoint and of each head kept between polls) and wakes long-polls. Two ways to
-decode the answering checkpoint, same result (held against each other by
-``tests/store/test_lazy_decoding.py``):
-
-- lazy (first): the blob is parsed without building its messages, the DeltaChannel
-  history is walked, and only the newest messages that decide the answer are built,
-  with the saver's own serializer hook (``evoscientist_final_answer.store.sqlite.lazy``);
-- full (whenever the lazy path meets a shape it does not know): ``AsyncSqliteSaver``
-  decodes the checkpoint, its pending writes and its DeltaChannel history, and the
-  channel's own reducer replays them.
+Mirrors ``store/postgres/reader.py``: which checkpoint answers (the head, with what is
+known of each checkpoint and of each head kept between polls), the answers cached per
+head, long-polls woken, and the decode (``decoding.decode``: the lazy decode of the
+parts ``store/sqlite/parts.py`` fetches, else the saver's full decode; held against
+each other by ``tests/store/test_lazy_decoding.py``). How it differs: the file is
+opened read-only (``mode=ro``: a GET never writes to the store and never creates it)
+through one long-lived connection (``store/sqlite/connection.py``: opening it,
+retiring it after a failure, following a file renamed over the path), where PostgreSQL
+has a pool; the head is found from ids first, and a checkpoint's metadata is read once
+and kept (``CheckpointFacts``), where PostgreSQL filters the head in SQL; and a poll
+of an unchanged thread runs no query while the change signal
+(``store/sqlite/change_signal.py``) vouches that nothing was written, where PostgreSQL
+asks the head each time and polls for long-polls.
 """
 
 from __future__ import annotations
@@ -33,62 +30,20 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from evoscientist_final_answer.answer.result import FinalAnswer
 from evoscientist_final_answer.store.base import CheckpointAnswerReader, Head
 from evoscientist_final_answer.store.checkpoint_facts import CheckpointFacts
-from evoscientist_final_answer.store.decoding import decode
+from evoscientist_final_answer.store.decoding import decode, decode_parts
 from evoscientist_final_answer.store.deleted_runs import SQLITE_DELETED_SQL, SQLITE_NO_TABLE
 from evoscientist_final_answer.store.lru import LruCache
 from evoscientist_final_answer.store.messages import saver_answer
 from evoscientist_final_answer.store.sqlite.change_signal import ChangeSignal, change_signal
 from evoscientist_final_answer.store.sqlite.connection import (
-    BUSY_TIMEOUT_SECONDS,
-    READER_PRAGMAS,
-    WRITES_HAVE_TASK_PATH_SQL,
     ReadOnlyConnection,
     fetch,
     in_one_trip,
-    read_only_uri,
     store_failure,
 )
-from evoscientist_final_answer.store.sqlite.lazy import (
-    ANCESTOR_IDS_SQL,
-    ANCESTORS_SQL,
-    BLOBS_SQL,
-    CHAIN_END_SQL,
-    CHECKPOINT_SQL,
-    KEPT_SNAPSHOTS,
-    MAX_CHAIN_DEPTH,
-    MESSAGE_WRITES_SQL,
-    LazyDecoder,
-    check_pruned,
-    pruned_history,
-)
+from evoscientist_final_answer.store.sqlite.history import HistoryWalker, check_pruned
+from evoscientist_final_answer.store.sqlite.parts import CHECKPOINT_SQL, SqliteParts
 from evoscientist_final_answer.store.watch import ThreadWatch
-
-# Names importable from here before the split into ``sqlite_connection`` and
-# ``sqlite_lazy`` (tests, bench and the service import them from this module).
-__all__ = [
-    "ANCESTORS_SQL",
-    "ANCESTOR_IDS_SQL",
-    "BLOBS_SQL",
-    "BUSY_TIMEOUT_SECONDS",
-    "CHAIN_END_SQL",
-    "CHECKPOINT_SQL",
-    "HEAD_IDS_SQL",
-    "HEAD_PAGE",
-    "KEPT_SNAPSHOTS",
-    "KNOWN_CHECKPOINTS",
-    "KNOWN_HEADS",
-    "MAX_CHAIN_DEPTH",
-    "MESSAGE_WRITES_SQL",
-    "NO_CHECKPOINTS_TABLE",
-    "PREFETCHED_ROWS",
-    "READER_PRAGMAS",
-    "WATCH_IDLE_SECONDS",
-    "WATCH_SQL",
-    "WRITES_HAVE_TASK_PATH_SQL",
-    "SqliteAnswerReader",
-    "pruned_history",
-    "read_only_uri",
-]
 
 # Which checkpoint answers: the newest root-namespace one (subgraph checkpoints never
 # answer) that this agent wrote (another agent's rows in a shared thread never do), for
@@ -161,7 +116,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         self._change: ChangeSignal | None = None
         self._known: LruCache[tuple[str, str], CheckpointFacts] = LruCache(KNOWN_CHECKPOINTS)
         self._prefetched: LruCache[tuple[str, str], Any] = LruCache(PREFETCHED_ROWS)
-        self._lazy = LazyDecoder()
+        self._history = HistoryWalker()
         self._heads: LruCache[tuple[str, str | None, str | None], _KnownHead] = LruCache(
             KNOWN_HEADS
         )
@@ -195,7 +150,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
             self.forget_answers()
             self._known.clear()
             self._prefetched.clear()
-            self._lazy.forget()
+            self._history.forget()
 
     # -- CheckpointAnswerReader -------------------------------------------------
 
@@ -374,6 +329,8 @@ class SqliteAnswerReader(CheckpointAnswerReader):
     async def full_answer(
         self, saver: AsyncSqliteSaver, thread_id: str, checkpoint_id: str
     ) -> FinalAnswer:
+        """The saver decodes the checkpoint, its pending writes and its DeltaChannel
+        history; the channel's reducer rebuilds the messages (as ``PostgresAnswerReader``)."""
         return await saver_answer(saver, thread_id, checkpoint_id, check=check_pruned)
 
     async def lazy_answer(
@@ -383,12 +340,15 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         checkpoint_id: str,
         writes: tuple[int, int] | None = None,
     ) -> FinalAnswer:
-        """``writes``: the head's writes signature, when the head query just read it (a
-        row fetched with the same signature is then reused, not read again)."""
+        """The parts ``SqliteParts`` fetches, decoded (``decoding.decode_parts``);
+        ``lazy.Unexpected`` for a shape it leaves to ``full_answer``. ``writes``: the
+        head's writes signature, when the head query just read it (a row fetched with
+        the same signature is then reused, not read again)."""
         prefetched_writes, row = self._prefetched.pop((thread_id, checkpoint_id), (None, None))
         if writes is None or prefetched_writes != writes:
             row = None
-        return await self._lazy.answer(saver, thread_id, checkpoint_id, row)
+        parts = SqliteParts(saver, thread_id, checkpoint_id, self._history, row)
+        return await decode_parts(thread_id, parts)
 
 
 @dataclass(frozen=True, slots=True)

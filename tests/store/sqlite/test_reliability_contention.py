@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from evoscientist_final_answer.http.service import READ_DEADLINE_SECONDS
-from evoscientist_final_answer.store.sqlite.reader import BUSY_TIMEOUT_SECONDS
+from evoscientist_final_answer.store.sqlite.connection import BUSY_TIMEOUT_SECONDS
 from tests.support.reliability import assert_error, problem_lines, writer
 from tests.support.seeds import SeededThread, answer_client, expected_answer, open_seeder, route
 

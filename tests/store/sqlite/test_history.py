@@ -1,16 +1,16 @@
-"""The SQLite lazy decode's walk to a DeltaChannel's stored value
-(``store/sqlite_lazy.py``), on real seeded threads."""
+"""The SQLite history walk to a DeltaChannel's stored value
+(``store/sqlite/history.py``), on real seeded threads (the PostgreSQL twin:
+``tests/store/postgres/test_history.py``)."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 from langchain_core.messages import HumanMessage
 
 from evoscientist_final_answer.answer.result import FinalAnswer
-from evoscientist_final_answer.store.sqlite.lazy import KEPT_SNAPSHOTS
+from evoscientist_final_answer.store.sqlite.history import KEPT_SNAPSHOTS
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.support.seeds import AGENT_NAME, DELTA_PREAMBLE, Seeder
 
@@ -101,7 +101,7 @@ async def test_a_thread_whose_snapshot_was_evicted_is_read_without_the_blob_walk
     try:
         for thread in threads:
             await reader.read(thread.thread_id)
-        assert not [key for key in reader._lazy.seeds if key[0] == threads[0].thread_id]
+        assert not [key for key in reader._history.seeds if key[0] == threads[0].thread_id]
         reader.forget_answers()  # a first read of its head again, from the lazy decoder
         assert reader._conn is not None
         await reader._conn.set_trace_callback(statements.append)
@@ -112,39 +112,3 @@ async def test_a_thread_whose_snapshot_was_evicted_is_read_without_the_blob_walk
     fresh = await lone_read(db_path, threads[0].thread_id)
     assert again == fresh and again.content == "answer 0 again"
     assert statements and not [s for s in statements if BLOB_WALK in s]
-
-
-async def test_lock_free_trips_interleave_with_the_savers_own_reads(
-    db_path: Path, seeder: Seeder
-) -> None:
-    """The reader's trips skip the saver's lock (``sqlite_connection.fetch``), so they
-    land between the steps of the saver's own cursor reads (a full decode) on the same
-    connection: every answer is still the one a lone reader gives."""
-    threads = [await seeder.agent(("q1", "q2"))] + [
-        await seeder.chat(["first", f"second {i}"], mode="delta", preamble=DELTA_PREAMBLE)
-        for i in range(3)
-    ]
-    expected = {t.thread_id: await lone_read(db_path, t.thread_id) for t in threads}
-    reader = SqliteAnswerReader(db_path, AGENT_NAME)
-    try:
-        for _ in range(5):
-            reader.forget_answers()
-            reader._lazy.forget()
-            heads = [await reader.head(t.thread_id, None) for t in threads]
-            async with reader._db.session() as saver:
-                full = [
-                    reader.full_answer(saver, t.thread_id, h.checkpoint_id)
-                    for t, h in zip(threads, heads, strict=True)
-                    if h is not None
-                ]
-                lazy = [reader.read(t.thread_id) for t in threads]
-                answers = await asyncio.gather(*full, *lazy)
-            for thread, answer in zip(threads + threads, answers, strict=True):
-                want = expected[thread.thread_id]
-                assert (answer.content, answer.status, answer.checkpoint_id) == (
-                    want.content,
-                    want.status,
-                    want.checkpoint_id,
-                )
-    finally:
-        await reader.close()

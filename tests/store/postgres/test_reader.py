@@ -4,7 +4,7 @@ to, migrations run by servers starting together, writes upserted in place).
 
 What every direct reader must do is held on both backends by the tests marked
 ``backends("sqlite", "postgres")`` in ``tests/http/test_final_answer.py`` and
-``tests/store/sqlite/test_sqlite_reader.py``.
+``tests/store/sqlite/test_reader.py``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from evoscientist_final_answer import settings
 from evoscientist_final_answer.answer.status import RunStatus
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
-from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader, read_only_kwargs
+from evoscientist_final_answer.store.errors import ThreadNotFound
+from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.support.postgres import (
     admin_uri,
@@ -39,6 +40,7 @@ from tests.support.postgres import (
 )
 from tests.support.seeds import (
     AGENT_NAME,
+    DELTA_PREAMBLE,
     Seeder,
     Store,
     answer_client,
@@ -69,14 +71,6 @@ async def test_reader_sessions_refuse_to_write(seeder: Seeder) -> None:
     finally:
         await reader.close()
     assert (await Store.of(seeder.store).reader().read(thread.thread_id)).content == "hello"
-
-
-def test_read_only_option_keeps_the_uri_options() -> None:
-    plain = read_only_kwargs("postgresql://u@h/db")
-    assert plain["options"] == "-c default_transaction_read_only=on"
-    assert plain["autocommit"] is True
-    own = read_only_kwargs("postgresql://u@h/db?options=-c%20search_path%3Dx")
-    assert own["options"] == "-c search_path=x -c default_transaction_read_only=on"
 
 
 async def test_unreachable_server_is_a_quick_503() -> None:
@@ -290,3 +284,46 @@ async def test_default_app_serves_the_database(
                 assert service.direct._pool is not None
             assert service.direct._pool is None  # closed by the app's lifespan
         assert not (tmp_path / "evo" / "sessions.db").exists()
+
+
+async def test_a_first_read_takes_the_checkpoint_row_with_its_head(
+    store: Store, seeder: Seeder
+) -> None:
+    """A thread's first read is one statement (head and checkpoint row); a repeat poll
+    reads the head alone (no blob); forgetting the answers makes the next read a first
+    read again."""
+    thread = await seeder.chat(["answer 1", "answer 2"], mode="delta", preamble=DELTA_PREAMBLE)
+    reader = store.reader()
+    full = store.reader(lazy_decoding=False)
+    assert isinstance(reader, PostgresAnswerReader)
+    try:
+        head = await reader.head(thread.thread_id, None)
+        assert head is not None
+        assert (thread.thread_id, head) in reader._prefetched
+        answer = await reader.read(thread.thread_id)
+        assert answer == await full.read(thread.thread_id)
+        assert not reader._prefetched  # handed to the decode
+        assert await reader.head(thread.thread_id, None) == head
+        assert not reader._prefetched  # a repeat poll: the head alone
+        reader.forget_answers()
+        await reader.head(thread.thread_id, None)
+        assert (thread.thread_id, head) in reader._prefetched
+    finally:
+        await reader.close()
+        await full.close()
+
+
+async def test_another_users_head_prefetches_nothing(store: Store, seeder: Seeder) -> None:
+    """With ``user_id`` only that user's checkpoints answer: another user's read of the
+    thread finds no head and no row, and stays a 404."""
+    thread = await seeder.chat(["answer"])
+    reader = store.reader()
+    assert isinstance(reader, PostgresAnswerReader)
+    try:
+        assert await reader.head(thread.thread_id, None, user_id="someone-else") is None
+        assert not reader._prefetched
+        with pytest.raises(ThreadNotFound):
+            await reader.read(thread.thread_id, user_id="someone-else")
+        assert (await reader.read(thread.thread_id)).content == "answer"
+    finally:
+        await reader.close()

@@ -1,6 +1,7 @@
 """Every query the SQLite reader runs finds its rows by primary key — flat however many
 threads and checkpoints the store holds — and the ones a repeat poll runs read no row
-at all (a covering index: the checkpoint blob is never touched)."""
+at all (a covering index: the checkpoint blob is never touched). The PostgreSQL twin:
+``tests/store/postgres/test_query_plans.py``."""
 
 from __future__ import annotations
 
@@ -9,18 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from evoscientist_final_answer.store.sqlite import reader as sqlite_reader
+from evoscientist_final_answer.store.sqlite import history, parts, reader
 from tests.support.seeds import Seeder
 
 QUERIES = {
-    "HEAD_IDS_SQL": sqlite_reader.HEAD_IDS_SQL,
-    "CHECKPOINT_SQL": sqlite_reader.CHECKPOINT_SQL,
-    "ANCESTORS_SQL": sqlite_reader.ANCESTORS_SQL,
-    "ANCESTOR_IDS_SQL": sqlite_reader.ANCESTOR_IDS_SQL,
-    "BLOBS_SQL": sqlite_reader.BLOBS_SQL.format(ids="?,?,?"),
-    "MESSAGE_WRITES_SQL": sqlite_reader.MESSAGE_WRITES_SQL.format(
-        task_path="task_path", ids="?,?,?"
-    ),
+    "HEAD_IDS_SQL": reader.HEAD_IDS_SQL,
+    "CHECKPOINT_SQL": parts.CHECKPOINT_SQL,
+    "ANCESTORS_SQL": history.ANCESTORS_SQL,
+    "ANCESTOR_IDS_SQL": history.ANCESTOR_IDS_SQL,
+    "BLOBS_SQL": history.BLOBS_SQL.format(ids="?,?,?"),
+    "MESSAGE_WRITES_SQL": history.MESSAGE_WRITES_SQL.format(task_path="task_path", ids="?,?,?"),
 }
 # What a poll of an unchanged thread runs.
 REPEAT_POLL = ("HEAD_IDS_SQL",)

@@ -5,7 +5,7 @@ is a retryable 503, not a 404 nor a traceback.
 
 The tests marked ``backends("sqlite", "postgres")`` hold any direct reader to the same
 expectations and run on ``PostgresAnswerReader`` too; the PostgreSQL-only ones (its
-read-only sessions, an unreachable server, …) are in ``test_postgres_reader.py``.
+read-only sessions, an unreachable server, …) are in ``tests/store/postgres/test_reader.py``.
 """
 
 from __future__ import annotations

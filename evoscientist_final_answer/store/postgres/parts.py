@@ -1,34 +1,30 @@
-"""Decode only what answers, from the PostgreSQL checkpointer's tables.
+"""The answering checkpoint's parts, fetched from the PostgreSQL checkpointer's tables
+for the lazy decode (``decoding.decode_parts``, which makes the answer of them).
 
-``AsyncPostgresSaver.aget_tuple`` loads every channel's blob and builds every message
-(and its DeltaChannel history replays every write into message objects). An answer
-needs far less: the ``messages`` blob at the checkpoint's own version (a large one only
-as far as its last step's writes prove what it ends with, ``value_end``), the channels
-that decide the run's status (``branch:to:*``, ``join:*``, ``__start__``,
-``__pregel_tasks``, all small), and the ``__error__``/``__interrupt__``/``__resume__``
-writes. For a DeltaChannel checkpoint: the parent chain up to the nearest stored
-value, the message writes since, and that value's blob unless it is kept or large: a
-large snapshot stays on the server, which is asked whether it holds the ids of the
-entries the answer reaches (``evoscientist_final_answer.store.delta``), and is read only when it
-may. Blobs are parsed as in ``evoscientist_final_answer.store.lazy``, where libpq received them
-(``BlobView``), and only the newest messages that decide the answer are built, with
-the saver's own serializer hook.
-
-Anything this module does not recognise raises ``lazy.Unexpected``; the reader then
-falls back to the saver's full decode (``tests/store/test_lazy_decoding.py`` holds the two
-against each other on every checkpoint of real threads).
+Mirrors ``store/sqlite/parts.py``: the checkpoint's row with the writes that decide its
+status (``CHECKPOINT_SQL``, on a thread's first read brought along by the head query:
+the reader hands it over), its messages value and, for a DeltaChannel checkpoint that
+stores none, the history below it (``store/postgres/history.py``). How it differs:
+``AsyncPostgresSaver`` stores channel values in ``checkpoint_blobs`` by version, so
+the row's statement reads only the blobs that answer: the ``messages`` blob at the
+checkpoint's own version and the channels that decide the run's status
+(``branch:to:*``, ``join:*``, ``__start__``, ``__pregel_tasks``, all small). A large
+messages value is sent only as far as its last step's writes prove what it ends with
+(``value_end``), and read whole (``more``) only when they do not decide the answer;
+a large DeltaChannel snapshot stays on the server until the answer needs it (``more``
+asks there whether it holds the ids the answer reaches: ``history.consult``). Blobs
+are parsed where libpq received them (``blobs.BlobView``). A new connection prepares
+these statements before it serves (``prepare``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import psycopg
 from langgraph.checkpoint.base import writes_sort_key
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from evoscientist_final_answer.answer.result import FinalAnswer, answer_from_checkpoint
 from evoscientist_final_answer.answer.status import (
     BRANCH_PREFIX,
     ERROR_CHANNEL,
@@ -39,9 +35,9 @@ from evoscientist_final_answer.answer.status import (
     TASKS_CHANNEL,
 )
 from evoscientist_final_answer.store import delta, lazy, value_end
+from evoscientist_final_answer.store.decoding import CheckpointParts
 from evoscientist_final_answer.store.errors import StoreUnavailable
-from evoscientist_final_answer.store.lru import LruCache
-from evoscientist_final_answer.store.messages import MESSAGES, is_delta_channel
+from evoscientist_final_answer.store.messages import MESSAGES
 from evoscientist_final_answer.store.postgres.blobs import blob_cursor, parse, text
 from evoscientist_final_answer.store.postgres.history import (
     HISTORY_SQL,
@@ -49,9 +45,8 @@ from evoscientist_final_answer.store.postgres.history import (
     MAX_CHAIN_DEPTH,
     SEED_CHECK_SQL,
     SEED_SQL,
-    Seeds,
+    HistoryWalker,
     consult,
-    delta_entries,
     stored_value,
 )
 
@@ -66,7 +61,7 @@ _STATUS_CHANNELS = f"""(v.key IN ('{START_CHANNEL}', '{TASKS_CHANNEL}')
 # bytes as the step that made it wrote (those writes, against the parent checkpoint,
 # and the parent's value's first bytes and size come too) prove what it ends with
 # (``evoscientist_final_answer.store.value_end``). Each lookup is a primary-key lookup, kept apart
-# from its join by a ``LIMIT`` (as ``postgres_history.HISTORY_SQL``'s steps): joined
+# from its join by a ``LIMIT`` (as ``history.HISTORY_SQL``'s steps): joined
 # in, the planner scanned the thread's rows for each (the status blobs every blob of
 # the thread; the parent's value, every checkpoint: a 200-checkpoint thread's first
 # read took 50 ms instead of 3).
@@ -143,10 +138,6 @@ def with_checkpoint_row(head_sql: str) -> str:
 # A stored value larger than this is not sent whole when its step's writes can prove
 # what it ends with (``CHECKPOINT_COLUMNS``); smaller ones cost less sent than proven.
 WHOLE_VALUE_BYTES = 1 << 16
-# DeltaChannel snapshots kept decoded (id index included), by ``(thread, version)``:
-# a blob at a version is never rewritten, so the next checkpoint of a growing thread
-# reads only its newer writes.
-KEPT_SNAPSHOTS = 4
 
 
 def checkpoint_params() -> dict[str, Any]:
@@ -160,11 +151,12 @@ NO_THREAD = "evoscientist-prepare-no-such-thread"
 
 
 async def prepare(conn: psycopg.AsyncConnection[Any]) -> None:
-    """Run this module's statements once on a new connection, for no thread, with
-    parameters of the types a first read passes: planned, their catalogs loaded and
-    prepared there, a restarted server's first read of each thread pays none of it
-    (one round trip and a plan each; a few milliseconds). A database without the
-    saver's tables yet fails them: the reads prepare them when they run."""
+    """Run the decode's statements (this module's and ``history``'s) once on a new
+    connection, for no thread, with parameters of the types a first read passes:
+    planned, their catalogs loaded and prepared there, a restarted server's first read
+    of each thread pays none of it (one round trip and a plan each; a few
+    milliseconds). A database without the saver's tables yet fails them: the reads
+    prepare them when they run."""
     thread = {"thread_id": NO_THREAD}
     statements: list[tuple[str, dict[str, Any]]] = [
         (CHECKPOINT_SQL, {**thread, "checkpoint_id": NO_THREAD, **checkpoint_params()}),
@@ -181,85 +173,96 @@ async def prepare(conn: psycopg.AsyncConnection[Any]) -> None:
         pass
 
 
-class LazyDecoder:
-    """The lazy decode of one reader, with the snapshots it keeps decoded."""
+class PostgresParts:
+    """One checkpoint's parts (``decoding.PartsSource``), read over ``conn``; ``row``:
+    its ``CHECKPOINT_SQL`` columns, when already read."""
 
-    def __init__(self) -> None:
-        self.seeds: Seeds = LruCache(KEPT_SNAPSHOTS)
+    __slots__ = (
+        "_checkpoint",
+        "_history",
+        "_seed_version",
+        "checkpoint_id",
+        "conn",
+        "row",
+        "serde",
+        "thread_id",
+    )
 
-    def forget(self) -> None:
-        self.seeds.clear()
-
-    async def answer(
+    def __init__(
         self,
         conn: psycopg.AsyncConnection[Any],
         serde: SerializerProtocol,
         thread_id: str,
         checkpoint_id: str,
+        history: HistoryWalker,
         row: dict[str, Any] | None = None,
-    ) -> FinalAnswer:
-        """``row``: the checkpoint's ``CHECKPOINT_SQL`` columns, when already read."""
-        hook = lazy.ext_hook(serde)
+    ) -> None:
+        self.conn = conn
+        self.serde = serde
+        self.thread_id = thread_id
+        self.checkpoint_id = checkpoint_id
+        self._history = history
+        self.row = row
+        self._checkpoint: dict[str, Any] = {}
+        self._seed_version: str | None = None  # the history's stored value's version
+
+    async def checkpoint(self) -> CheckpointParts:
+        row = self.row
         if row is None:
-            async with blob_cursor(conn) as cur:
-                params = {"thread_id": thread_id, "checkpoint_id": checkpoint_id}
+            async with blob_cursor(self.conn) as cur:
+                params = {"thread_id": self.thread_id, "checkpoint_id": self.checkpoint_id}
                 await cur.execute(CHECKPOINT_SQL, {**params, **checkpoint_params()})
                 row = await cur.fetchone()
         if row is None:
-            raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
+            raise StoreUnavailable(f"checkpoint {self.checkpoint_id} vanished while reading")
         checkpoint, metadata = row["checkpoint"], row["metadata"] or {}
-        parent_id = row["parent_checkpoint_id"]
         if not isinstance(checkpoint, dict) or not isinstance(metadata, dict):
             raise lazy.Unexpected("checkpoint or metadata is not a JSON object")
+        self._checkpoint = checkpoint
         inline = checkpoint.get("channel_values") or {}
         channel_values: dict[str, Any] = {k: v for k, v in inline.items() if k != MESSAGES}
         for channel, type_, blob in row["blobs"] or []:
             if type_ != b"empty":
-                channel_values[text(channel)] = lazy.materialize(parse(type_, blob), hook)
-        stored_messages: Any = None
-        newest: value_end.Newest | None = None
+                channel_values[text(channel)] = parse(type_, blob)
+        messages: Any = None
         if row["messages_type"] not in (None, "empty"):
             if row["messages"] is not None:
-                stored_messages = parse(row["messages_type"], row["messages"])
+                messages = lazy.messages_value(parse(row["messages_type"], row["messages"]))
             else:
-                newest = _newest(row)
-                if newest is None:
-                    stored_messages = await _whole_value(conn, thread_id, checkpoint)
-        pending_writes = [
-            (text(task_id), text(channel), serde.loads_typed((text(type_), bytes(blob))))
-            for task_id, channel, type_, blob, _, _ in sorted(
-                row["status_writes"] or [],
-                key=lambda w: writes_sort_key(text(w[4]), text(w[0]), int(text(w[5]))),
-            )
-        ]
-        seed_version: str | None = None
-        entries: Sequence[Any]
-        if newest is not None:
-            entries = newest
-        elif stored_messages is not None:
-            entries = lazy.messages_value(stored_messages)
-        elif is_delta_channel(metadata) and parent_id:
-            entries, seed_version = await delta_entries(conn, self.seeds, thread_id, parent_id)
-        else:
-            entries = []
-        while True:
-            try:
-                return answer_from_checkpoint(
-                    thread_id=thread_id,
-                    newest_first=lazy.newest_first(entries, hook),
-                    channel_values=channel_values,
-                    pending_writes=pending_writes,
-                    metadata=metadata,
-                    checkpoint_id=checkpoint_id,
-                    ts=checkpoint.get("ts"),
-                    source="checkpointer",
-                    parent_checkpoint_id=parent_id,
+                messages = _newest(row)
+                if messages is None:
+                    messages = lazy.messages_value(
+                        await _whole_value(self.conn, self.thread_id, checkpoint)
+                    )
+        return CheckpointParts(
+            checkpoint_id=self.checkpoint_id,
+            parent_id=row["parent_checkpoint_id"],
+            metadata=metadata,
+            ts=checkpoint.get("ts"),
+            channel_values=channel_values,
+            pending_writes=[
+                (text(task_id), text(channel), text(type_), bytes(blob))
+                for task_id, channel, type_, blob, _, _ in sorted(
+                    row["status_writes"] or [],
+                    key=lambda w: writes_sort_key(text(w[4]), text(w[0]), int(text(w[5]))),
                 )
-            except delta.SeedNeeded as need:  # nothing was built from a wrong fold: again
-                assert isinstance(entries, delta.Joined) and seed_version is not None
-                await consult(conn, thread_id, seed_version, entries.seed, need)
-            except value_end.WholeNeeded:  # the step's own entries did not decide
-                entries = lazy.messages_value(await _whole_value(conn, thread_id, checkpoint))
+            ],
+            messages=messages,
+        )
+
+    async def history(self, parent_id: str) -> delta.History:
+        history, self._seed_version = await self._history.walk(self.conn, self.thread_id, parent_id)
+        return history
+
+    async def more(self, parts: CheckpointParts, need: lazy.PartNeeded) -> None:
+        if isinstance(need, delta.SeedNeeded):  # a snapshot left on the server
+            assert isinstance(parts.messages, delta.Joined) and self._seed_version is not None
+            await consult(self.conn, self.thread_id, self._seed_version, parts.messages.seed, need)
+        elif isinstance(need, value_end.WholeNeeded):  # the step's own entries did not decide
+            whole = await _whole_value(self.conn, self.thread_id, self._checkpoint)
+            parts.messages = lazy.messages_value(whole)
+        else:
+            raise lazy.Unexpected(f"nothing fetches {need!r}")
 
 
 def _newest(row: dict[str, Any]) -> value_end.Newest | None:

@@ -1,49 +1,33 @@
-"""Decode only what answers, from ``sessions.db``'s tables, and walk DeltaChannel chains.
+"""A DeltaChannel's history below a checkpoint, from ``sessions.db``'s tables.
 
-Why a module of its own: the lazy decode (the blob parsed without building its
-messages, the DeltaChannel history walked with the SQL below, only the newest messages
-that decide the answer built with the saver's own serializer hook) and the parent-chain
-walks it needs are one concern, apart from the connection (``sqlite_connection``) and
-from which checkpoint answers (``sqlite_reader``). The same chain SQL also tells the
-full decode when langgraph rebuilt a history from part of it (``check_pruned``).
-
-Anything this module does not recognise raises ``lazy.Unexpected``; the reader then
-falls back to the saver's full decode (``tests/store/test_lazy_decoding.py`` holds the two
-against each other on every checkpoint of real threads).
+Mirrors ``store/postgres/history.py``: the parent chain from the checkpoint's parent
+up to the nearest checkpoint that stores a value of the channel (the seed), and the
+channel's writes against the chain since, handed to the shared fold
+(``delta.History.value``); the same chain tells the full decode whether langgraph
+rebuilt a history from part of it (``check_pruned``). How it differs: SQLite keeps a
+checkpoint's channel values in its own blob (PostgreSQL in ``checkpoint_blobs``, by
+version), so the seed is found by parsing, or for a large snapshot locating, the
+ancestors' blobs (``_stored_seed``); and the walk runs on aiosqlite's thread, where a
+read that knows the thread's root or nearest snapshot walks ids only and reads the
+blobs and writes it needs in the same trip (``_near_known``), where PostgreSQL reads
+the whole history in one statement.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langgraph.checkpoint.base import CheckpointTuple, writes_sort_key
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from evoscientist_final_answer.answer.result import FinalAnswer, answer_from_checkpoint
-from evoscientist_final_answer.answer.status import ERROR_CHANNEL, INTERRUPT_CHANNEL, RESUME_CHANNEL
 from evoscientist_final_answer.store import delta, lazy, packed
 from evoscientist_final_answer.store.decoding import check_whole_history, pruned_history
-from evoscientist_final_answer.store.errors import StoreUnavailable
 from evoscientist_final_answer.store.lru import LruCache
-from evoscientist_final_answer.store.messages import MESSAGES, is_delta_channel
+from evoscientist_final_answer.store.messages import MESSAGES
 from evoscientist_final_answer.store.sqlite.connection import fetch, in_one_trip
 
-# The row, with the writes that decide the status in the same trip (message writes are
-# the history's business): JSON, the values hex-encoded.
-CHECKPOINT_SQL = f"""
-SELECT c.type, c.checkpoint, c.metadata, c.parent_checkpoint_id,
-       (SELECT json_group_array(json_array(w.task_id, w.channel, w.type, hex(w.value)))
-          FROM (SELECT task_id, channel, type, value FROM writes
-                 WHERE thread_id = c.thread_id AND checkpoint_ns = ''
-                   AND checkpoint_id = c.checkpoint_id
-                   AND channel IN ('{ERROR_CHANNEL}', '{INTERRUPT_CHANNEL}', '{RESUME_CHANNEL}')
-                 ORDER BY task_id, idx) AS w)
-FROM checkpoints c
-WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND c.checkpoint_id = ?
-"""
 # The parent chain without blobs (cheap: no overflow pages read). Ids are ordered only
 # within one process, so the chain follows parent links. CROSS JOIN keeps the chain as
 # the outer loop: one primary-key lookup per step. The depth bound ends a chain that
@@ -101,8 +85,8 @@ KNOWN_ROOTS = 4096
 LOCATE_BYTES = 1 << 20
 
 
-class LazyDecoder:
-    """The lazy decode of one reader, with the snapshots it keeps decoded."""
+class HistoryWalker:
+    """The history walks of one reader, with the snapshots it keeps decoded."""
 
     def __init__(self) -> None:
         self.seeds: LruCache[tuple[str, str], delta.Seed] = LruCache(KEPT_SNAPSHOTS)
@@ -125,58 +109,10 @@ class LazyDecoder:
         self.seeds.put((thread_id, checkpoint_id), seed)
         self.snapshots.put(thread_id, checkpoint_id)
 
-    async def answer(
-        self,
-        saver: AsyncSqliteSaver,
-        thread_id: str,
-        checkpoint_id: str,
-        row: Any | None = None,
-    ) -> FinalAnswer:
-        """``row``: the checkpoint's ``CHECKPOINT_SQL`` row, when already read."""
-        hook = lazy.ext_hook(saver.serde)
-        if row is None:
-            rows = await fetch(saver, CHECKPOINT_SQL, (thread_id, checkpoint_id))
-            if not rows:
-                raise StoreUnavailable(f"checkpoint {checkpoint_id} vanished while reading")
-            row = rows[0]
-        type_, blob, metadata_blob, parent_id, status_json = row
-        checkpoint = _parse_msgpack(type_, blob)
-        raw_values = checkpoint.get("channel_values")
-        if not isinstance(raw_values, dict):
-            raise lazy.Unexpected("checkpoint without channel_values")
-        metadata = json.loads(metadata_blob) if metadata_blob is not None else {}
-        channel_values = {
-            name: lazy.materialize(value, hook)
-            for name, value in raw_values.items()
-            if name != MESSAGES
-        }
-        pending_writes = [
-            (task_id, channel, saver.serde.loads_typed((wtype, bytes.fromhex(value or ""))))
-            for task_id, channel, wtype, value in json.loads(status_json or "[]")
-        ]
-        if MESSAGES in raw_values:
-            entries = lazy.messages_value(raw_values[MESSAGES])
-        elif is_delta_channel(metadata) and parent_id:
-            entries = await self._delta_entries(saver, thread_id, parent_id)
-        else:
-            entries = []
-        return answer_from_checkpoint(
-            thread_id=thread_id,
-            newest_first=lazy.newest_first(entries, hook),
-            channel_values=channel_values,
-            pending_writes=pending_writes,
-            metadata=metadata,
-            checkpoint_id=checkpoint_id,
-            ts=checkpoint.get("ts"),
-            source="checkpointer",
-            parent_checkpoint_id=parent_id,
-        )
-
-    async def _delta_entries(
-        self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
-    ) -> Sequence[Any]:
-        """The DeltaChannel's value at a checkpoint: the nearest stored value up the
-        parent chain, then every write since (the checkpoint's own excluded)."""
+    async def walk(self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str) -> delta.History:
+        """The channel's history below the checkpoint whose parent is ``parent_id``:
+        the nearest stored value up the parent chain, and every write since (the
+        checkpoint's own excluded)."""
         task_path = "task_path" if saver._has_task_path else "''"
         known = await self._known_seed(saver, thread_id, parent_id, task_path)
         if known is not None:
@@ -184,11 +120,12 @@ class LazyDecoder:
         else:
             chain, seed = await self._walk_to_seed(saver, thread_id, parent_id)
             rows = await fetch(saver, _writes_sql(task_path, chain), (thread_id, MESSAGES, *chain))
-        position = {checkpoint_id: -depth for depth, checkpoint_id in enumerate(chain)}
-        # Oldest checkpoint first; within one, the order live execution applied them.
-        rows.sort(key=lambda r: (position[r[0]], writes_sort_key(r[1], r[2], r[3])))
-        batches = [lazy.write_entries(_parse_msgpack(wtype, value)) for *_, wtype, value in rows]
-        return delta.replay(seed, batches)
+        depth_of = {checkpoint_id: depth for depth, checkpoint_id in enumerate(chain)}
+        writes = [
+            delta.HistoryWrite(depth_of[checkpoint_id], path, task_id, idx, type_, value)
+            for checkpoint_id, path, task_id, idx, type_, value in rows
+        ]
+        return delta.History(seed, writes)
 
     async def _walk_to_seed(
         self, saver: AsyncSqliteSaver, thread_id: str, parent_id: str
@@ -334,14 +271,5 @@ def _stored_seed(type_: str, blob: bytes) -> delta.Seed | None:
             ext = None  # parsed below, which tells what is wrong
         if ext is not None and ext[0] == lazy.EXT_DELTA_SNAPSHOT:
             return delta.Seed(None, memoryview(blob)[ext[1] : ext[2]])
-    values = _parse_msgpack(type_, blob).get("channel_values") or {}
+    values = lazy.parse_typed(type_, blob).get("channel_values") or {}
     return delta.seed_of(values[MESSAGES]) if MESSAGES in values else None
-
-
-def _parse_msgpack(type_: str, blob: bytes) -> Any:
-    if type_ != "msgpack":
-        raise lazy.Unexpected(f"{type_!r} blob")
-    try:
-        return lazy.parse(blob)
-    except Exception as exc:  # ormsgpack raises its own error types
-        raise lazy.Unexpected(f"unparseable blob: {exc}") from exc
