@@ -43,6 +43,7 @@ from evoscientist_final_answer.store.sqlite.connection import (
 )
 from evoscientist_final_answer.store.sqlite.history import HistoryWalker, check_pruned
 from evoscientist_final_answer.store.sqlite.parts import CHECKPOINT_SQL, SqliteParts
+from evoscientist_final_answer.store.sqlite.wal_index import Mark, WalIndex
 from evoscientist_final_answer.store.watch import ThreadWatch
 
 # Which checkpoint answers: the newest root-namespace one (subgraph checkpoints never
@@ -114,6 +115,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         # and SQLite runs both at once (WAL readers do not block each other).
         self._watch_db = ReadOnlyConnection(path)
         self._change: ChangeSignal | None = None
+        self._wal_index = WalIndex(path)
         self._known: LruCache[tuple[str, str], CheckpointFacts] = LruCache(KNOWN_CHECKPOINTS)
         self._prefetched: LruCache[tuple[str, str], Any] = LruCache(PREFETCHED_ROWS)
         self._history = HistoryWalker()
@@ -141,6 +143,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         if self._change is not None:
             self._change.close()
             self._change = None
+        self._wal_index.close()
         await self._db.close()
         await self._watch_db.close()
 
@@ -157,27 +160,33 @@ class SqliteAnswerReader(CheckpointAnswerReader):
     async def head(
         self, thread_id: str, run_id: str | None, user_id: str | None = None
     ) -> Head | None:
-        """The head, without a query when the change signal vouches that nothing was
-        written since it was last read (a repeat poll then costs no trip to the file)."""
+        """The head, without a query when nothing was committed since it was last read:
+        the change signal saw no write (a repeat poll), or the wal-index still publishes
+        the state that read saw (a poll in the wake of a commit already read). Either
+        way a poll then costs no trip to the file."""
         key = (thread_id, run_id, user_id)
         known = self._heads.get(key)
-        if (
-            known is not None
-            and known.signal is self._change
-            and known.signal.quiet_since(known.token)
-        ):
-            return known.head
+        if known is not None and known.signal is self._change:
+            if known.signal.quiet_since(known.token):
+                return known.head
+            token = known.signal.token()  # before the mark, as before a query
+            mark = self._wal_index.mark()
+            if mark is not None and mark == known.mark:
+                self._heads.put(key, _KnownHead(known.signal, token, known.head, mark))
+                return known.head
         await self._follow_replaced_file()
         async with self._db.session() as saver:
             signal = self._signal()
-            token = signal.token()  # before the query: a commit during it is not quiet
+            # Both before the query: a commit during it is neither quiet nor the mark's.
+            token = signal.token()
+            mark = self._wal_index.mark()
             try:
                 head = await self._eligible_head(saver, thread_id, run_id, user_id)
             except sqlite3.OperationalError as exc:
                 if NO_CHECKPOINTS_TABLE not in str(exc):
                     raise
                 head = None  # a store nothing has been written to holds no thread
-        self._heads.put(key, _KnownHead(signal, token, head))
+        self._heads.put(key, _KnownHead(signal, token, head, mark))
         return head
 
     async def _eligible_head(
@@ -364,3 +373,4 @@ class _KnownHead:
     signal: ChangeSignal
     token: int
     head: Head | None
+    mark: Mark | None  # the wal-index's, read before the query that found ``head``
