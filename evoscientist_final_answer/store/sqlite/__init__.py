@@ -5,5 +5,6 @@ what it mirrors and how it differs: ``reader`` (which checkpoint answers, the ca
 long-polls), ``connection`` (the read-only connection and which failures are the
 store's), ``parts`` (the answering checkpoint's parts, for the shared decode in
 ``store/decoding.py``), ``history`` (the DeltaChannel history below a checkpoint).
-SQLite's alone: ``change_signal`` (the file's writes, for polls that run no query).
+SQLite's alone: ``change_signal`` (the file's writes, for polls that run no query) and
+``wal_index`` (the commit mark that vouches for a head where the file events cannot).
 """
