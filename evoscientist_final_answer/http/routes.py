@@ -37,7 +37,6 @@ from evoscientist_final_answer.http.responses import (
 )
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.settings import SettingError
-from evoscientist_final_answer.store.api.reader import inside_langgraph_server
 from evoscientist_final_answer.store.errors import (
     CheckpointUnreadable,
     RunNotFound,
@@ -90,11 +89,12 @@ def authenticated_user_id(request: Request) -> str | None:
     return ""  # authenticated, yet nameless: matches no run's user
 
 
-def auth_context(request: Request) -> AbstractAsyncContextManager[Any]:
-    """Inside the server, run the route's in-process API calls as the caller: those calls
-    skip the auth middleware, but langgraph's handlers read this context var and apply
-    the auth handler's own rules (``@auth.on.threads.read``) to them."""
-    if "user" not in request.scope or not inside_langgraph_server():
+def auth_context(request: Request, service: FinalAnswerService) -> AbstractAsyncContextManager[Any]:
+    """Inside the server (its facts asked as the caller), run the route's in-process API
+    calls as the caller: those calls skip the auth middleware, but langgraph's handlers
+    read this context var and apply the auth handler's own rules
+    (``@auth.on.threads.read``) to them."""
+    if "user" not in request.scope or not service.server.asks_as_caller:
         return contextlib.nullcontext()
     try:
         from langgraph_api.utils import with_user
@@ -188,7 +188,7 @@ async def get_final_answer(request: Request, service: FinalAnswerService) -> Res
     )
 
     try:
-        async with auth_context(request):
+        async with auth_context(request, service):
             if query.wait:
                 answer = await until_client_gone(
                     request,
