@@ -1,5 +1,11 @@
 """Is the run behind an unfinished checkpoint still executing? A pure decision.
 
+``verdict`` is the whole of it: the checkpoint's answer and what the server knows of
+the thread (``Evidence``) in, the answer the route gives out (or ``RunNotFound``). No
+I/O: a fact not gathered yet is ``UNKNOWN``, and the verdict names the one it needs
+(``Ask``) instead of guessing; its caller (``server.view.ThreadFacts``) fetches it once
+and asks again. ``judge`` is its core, for a run's state alone.
+
 A checkpoint with work left says only that the run has not finished. Whether something
 is still executing it comes from elsewhere:
 
@@ -18,15 +24,26 @@ is still executing it comes from elsewhere:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+from typing import Final
 
+from evoscientist_final_answer.answer.result import (
+    FinalAnswer,
+    pending_answer,
+    run_state,
+    with_run_state,
+    with_thread_status,
+)
 from evoscientist_final_answer.answer.status import (
     RunState,
     RunStatus,
     overlay_thread_status,
     run_error,
 )
+from evoscientist_final_answer.store.errors import RunNotFound
 
 ACTIVE_RUN_STATUSES = frozenset({"pending", "running"})
 
@@ -147,3 +164,125 @@ def judge(
 
 def _unfinished(state: RunState) -> bool:
     return state.status in (RunStatus.RUNNING, RunStatus.PENDING)
+
+
+class Unknown(Enum):
+    """A fact not gathered yet (``Evidence``)."""
+
+    UNKNOWN = "unknown"
+
+
+UNKNOWN: Final = Unknown.UNKNOWN
+
+
+class Ask(Enum):
+    """The fact a verdict needs before it can be given."""
+
+    RUNS = "the server's runs of the thread"
+    BUSY_ELSEWHERE = "whether the fallback API holds the thread busy"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What is known, for one read, of the thread beside its checkpoint.
+
+    ``runs_here``: the facts are those of the server executing the thread's runs (the
+    route runs inside it); otherwise there is no server, or only a fallback API that
+    can vouch for a run it holds ``busy``. ``thread_status``: the server's status of the
+    thread, read before the checkpoint. ``runs``: this server's runs of the thread, run
+    id → status (None: it could not be asked). ``busy_elsewhere``: the fallback API
+    holds the thread ``busy``. ``now``: when the verdict is given (silence is measured
+    to it)."""
+
+    runs_here: bool
+    now: datetime
+    thread_status: str | None = None
+    runs: Mapping[str, str] | Unknown | None = UNKNOWN
+    busy_elsewhere: bool | Unknown = UNKNOWN
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What the store and settings say about judging its runs.
+
+    ``shared_store``: other servers write the same store (PostgreSQL), so a run this
+    server does not know may be alive on another one. ``deleted_here``: whether this
+    process deleted a run (asked only on a shared store)."""
+
+    shared_store: bool
+    silence_bound: float
+    deleted_here: Callable[[str], bool] = lambda run_id: False
+
+
+def verdict(
+    answer: FinalAnswer, asked_run_id: str | None, evidence: Evidence, rules: Rules
+) -> FinalAnswer | Ask:
+    """``answer`` (from its checkpoint alone) as what is known of its run has it; or
+    the fact still needed. Raises ``RunNotFound`` for a run that nothing knows.
+
+    ``asked_run_id``: the ``run_id`` the caller asked about (None: the thread's latest
+    turn). An answer read through the API carries the server's status of its own (its
+    ``threads.get``): the status read before it is not applied again."""
+    here = evidence.runs_here
+    thread_status = None if answer.source == "api" else evidence.thread_status
+    if here and answer.complete and thread_status != "busy":
+        return with_thread_status(answer, thread_status)  # nothing more to ask
+    if not here and answer.server_busy:
+        # Read through a fallback API that holds the run as executing: however long it
+        # has been silent, that server vouches for it.
+        return answer
+    server: ServerRuns | None = None
+    if here:
+        if evidence.runs is UNKNOWN:
+            return Ask.RUNS
+        if evidence.runs is not None:
+            server = ServerRuns(thread_status, evidence.runs)
+    if server is not None and asked_run_id is None:
+        successor = server.successor(answer.run_id)
+        if successor is not None:
+            # The thread's latest turn is a run that has written nothing yet: its answer
+            # is empty, never the previous turn's.
+            return pending_answer(answer.thread_id, successor, answer.source)
+    if server is not None and asked_run_id is not None and asked_run_id == answer.run_id:
+        server = server.about(asked_run_id)  # asked for a run that ended: a later one's busy
+    if (
+        server is not None
+        and answer.status is RunStatus.PENDING
+        and asked_run_id is not None
+        and asked_run_id not in server.runs
+        and (not rules.shared_store or rules.deleted_here(asked_run_id))
+    ):
+        raise RunNotFound(asked_run_id)
+    writer = Writer(answer.run_id, answer.graph_id, silent_for(answer.updated_at, evidence.now))
+    state = judge(
+        run_state(answer),
+        writer,
+        server,
+        shared_store=rules.shared_store,
+        silence_bound=rules.silence_bound,
+    )
+    if _lost(state) and not here:
+        # Silent past the bound, but the fallback API (the server running it) may hold
+        # the thread busy: then it vouches for the run.
+        if evidence.busy_elsewhere is UNKNOWN:
+            return Ask.BUSY_ELSEWHERE
+        if evidence.busy_elsewhere:
+            return answer
+    return with_run_state(answer, state)
+
+
+def silent_for(updated_at: str | None, now: datetime) -> float | None:
+    """Seconds from a checkpoint's ``ts`` (writers stamp UTC) to ``now``."""
+    if updated_at is None:
+        return None
+    try:
+        written = datetime.fromisoformat(updated_at)
+    except ValueError:
+        return None
+    if written.tzinfo is None:
+        written = written.replace(tzinfo=UTC)
+    return max(0.0, (now - written).total_seconds())
+
+
+def _lost(state: RunState) -> bool:
+    return state.error is not None and state.error.get("code") == "run_lost"

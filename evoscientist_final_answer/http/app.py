@@ -25,7 +25,7 @@ from evoscientist_final_answer.http.longpoll.front_door import FrontDoor
 from evoscientist_final_answer.http.loop_services import ServiceFactory
 from evoscientist_final_answer.http.routes import FinalAnswerRoute, final_answer_routes
 from evoscientist_final_answer.http.startup import SettingsCheck
-from evoscientist_final_answer.store.api.reader import inside_langgraph_server
+from evoscientist_final_answer.store.host_process import inside_langgraph_server
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
-from evoscientist_final_answer.http.longpoll.held_response import ROUTE_SEND, HeldResponse
+from evoscientist_final_answer.http.longpoll.held_response import WAY_OUT, HeldResponse, WayOut
 from evoscientist_final_answer.http.loop_services import LoopServices, ServiceFactory
 from evoscientist_final_answer.http.openapi import OPENAPI_PATH, openapi_document
 from evoscientist_final_answer.http.params import InvalidRequest, parse_query
@@ -37,7 +37,6 @@ from evoscientist_final_answer.http.responses import (
 )
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.settings import SettingError
-from evoscientist_final_answer.store.api.reader import inside_langgraph_server
 from evoscientist_final_answer.store.errors import (
     CheckpointUnreadable,
     RunNotFound,
@@ -90,11 +89,12 @@ def authenticated_user_id(request: Request) -> str | None:
     return ""  # authenticated, yet nameless: matches no run's user
 
 
-def auth_context(request: Request) -> AbstractAsyncContextManager[Any]:
-    """Inside the server, run the route's in-process API calls as the caller: those calls
-    skip the auth middleware, but langgraph's handlers read this context var and apply
-    the auth handler's own rules (``@auth.on.threads.read``) to them."""
-    if "user" not in request.scope or not inside_langgraph_server():
+def auth_context(request: Request, service: FinalAnswerService) -> AbstractAsyncContextManager[Any]:
+    """Inside the server (its facts asked as the caller), run the route's in-process API
+    calls as the caller: those calls skip the auth middleware, but langgraph's handlers
+    read this context var and apply the auth handler's own rules
+    (``@auth.on.threads.read``) to them."""
+    if "user" not in request.scope or not service.server.asks_as_caller:
         return contextlib.nullcontext()
     try:
         from langgraph_api.utils import with_user
@@ -130,15 +130,16 @@ async def _disconnected(receive: Receive) -> None:
 
 
 async def until_client_gone(
-    request: Request, work: Awaitable[Any], answered: Callable[[], bool] = lambda: False
+    request: Request, work: Awaitable[Any], held: HeldResponse | None = None
 ) -> Any:
     """``work``'s result, or ``ClientGone`` as soon as the client disconnects: a held
     request then stops at once (no further reads) instead of at the end of its wait.
 
     ``work`` runs in this task; one more task waits for the disconnect and cancels it.
-    ``answered()``: the request's poll has taken on its response (``held_response``).
-    The end of that response ends a pending receive too; the work then runs to its end,
-    uncancelled, while the poll sends the other requests' responses."""
+    ``held``: the request's response, for its poll to send (``held_response``); once
+    the poll has taken it on (``sent``), the end of that response ends a pending receive
+    too, and the work runs to its end, uncancelled, while the poll sends the other
+    requests' responses."""
     current = asyncio.current_task()
     assert current is not None
     left = finished = False
@@ -146,7 +147,7 @@ async def until_client_gone(
     def on_disconnect(_: asyncio.Future[None]) -> None:
         # Scheduled when ``gone`` ended, it may run after the work has: then it is late.
         nonlocal left
-        if not finished and not answered():
+        if not finished and not (held is not None and held.sent):
             left = True
             current.cancel()
 
@@ -188,7 +189,7 @@ async def get_final_answer(request: Request, service: FinalAnswerService) -> Res
     )
 
     try:
-        async with auth_context(request):
+        async with auth_context(request, service):
             if query.wait:
                 answer = await until_client_gone(
                     request,
@@ -203,7 +204,7 @@ async def get_final_answer(request: Request, service: FinalAnswerService) -> Res
                         user_id=user_id,
                         respond=held,
                     ),
-                    answered=lambda: held is not None and held.sent,
+                    held,
                 )
                 if held is not None and held.sent:
                     await held.complete()
@@ -285,13 +286,17 @@ class FinalAnswerRoute(Route):
         self.param_convertors = {"thread_id": AnyTextConvertor()}
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # The way out the host gave this request, for its poll to answer it (``held_response``).
-        scope[ROUTE_SEND] = send
+        # The way out the host gave this request, for its poll to answer it
+        # (``held_response``), unless the front door gave it its own.
+        ours = WAY_OUT not in scope
+        if ours:
+            scope[WAY_OUT] = WayOut(send)
         try:
             await super().handle(scope, receive, send)
         finally:
-            # The scope outlives the request in the server's cycle: no reference cycle.
-            scope.pop(ROUTE_SEND, None)
+            if ours:
+                # The scope outlives the request in the server's cycle: no reference cycle.
+                scope.pop(WAY_OUT, None)
 
     async def serve(self, request: Request) -> Response:
         try:

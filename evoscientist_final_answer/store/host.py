@@ -11,6 +11,8 @@ config put it: no path or URI setting to keep in step with the host's.
 - An ``AsyncPostgresSaver``: its connection pool's (or connection's) conninfo.
 - Anything else (no custom checkpointer: the server's own in-memory store; a saver we
   cannot read): ``None``, and the route reads through the in-process API.
+
+Standalone, the store is the one the environment names (``environment_store``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from evoscientist_final_answer import settings
+from evoscientist_final_answer.store.host_process import inside_langgraph_server
 
 ADAPTER_MODULE = "langgraph_api._checkpointer._adapter"
 # seq, name, file of every database the connection has attached; ``main`` is the saver's.
@@ -33,6 +38,30 @@ class StoreAddress:
 
     sqlite_path: Path | None = None
     postgres_conninfo: str | None = None
+
+
+def environment_store() -> StoreAddress:
+    """PostgreSQL when ``EVOSCIENTIST_DATABASE_URI`` is set, else ``sessions.db``."""
+    uri = settings.database_uri()
+    if uri is not None:
+        return StoreAddress(postgres_conninfo=uri)
+    return StoreAddress(sqlite_path=settings.sessions_db_path())
+
+
+def this_process_agent() -> str | None:
+    """The agent whose rows answer here (``settings.agent_filter``): inside a langgraph
+    API server, every graph's unless one is configured."""
+    return settings.agent_filter(inside_langgraph_server())
+
+
+async def this_process_store() -> StoreAddress | None:
+    """Inside a langgraph API server, the store the server was configured with (its
+    checkpointer's, untold), or None when it is none we read (its own in-memory store,
+    a saver of another kind); standalone, the environment's."""
+    if not inside_langgraph_server():
+        return environment_store()
+    saver = await host_saver()
+    return None if saver is None else await store_of(saver)
 
 
 async def host_saver() -> Any | None:

@@ -1,13 +1,29 @@
-"""``answer.run_liveness.judge``: every signal about an unfinished run, and where they
-conflict. Pure: the states and views are what the readers and the server produce."""
+"""``answer.run_liveness``: ``judge``, every signal about an unfinished run, and where
+they conflict; ``verdict``, the route's answer from the checkpoint's and the server's
+facts, and the fact it asks for when one is missing. Pure: the states, answers and
+views are what the readers and the server produce."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
 import pytest
 
-from evoscientist_final_answer.answer.run_liveness import ServerRuns, Writer, judge
+from evoscientist_final_answer.answer.result import FinalAnswer, Source
+from evoscientist_final_answer.answer.run_liveness import (
+    Ask,
+    Evidence,
+    Rules,
+    ServerRuns,
+    Writer,
+    judge,
+    silent_for,
+    verdict,
+)
 from evoscientist_final_answer.answer.status import RunState, RunStatus, run_error
 from evoscientist_final_answer.settings import DEFAULT_RUN_SILENCE_SECONDS, run_silence_seconds
+from evoscientist_final_answer.store.errors import RunNotFound
 
 RUNNING = RunState(RunStatus.RUNNING)
 PENDING = RunState(RunStatus.PENDING)
@@ -164,3 +180,205 @@ def test_a_run_that_ended_is_judged_alone() -> None:
     assert decide(SUCCESS, API_RUN, server).status is RunStatus.RUNNING
     assert server.about("run-2") is server  # still active: the whole view
     assert server.about("unknown") is server
+
+
+# ``verdict``: the checkpoint's answer and the server's facts in, the route's answer out.
+
+NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+QUIET = BOUND * 10  # silent far past the bound
+
+
+def stored(
+    status: RunStatus,
+    *,
+    run_id: str | None = "run-1",
+    silent: float | None = 1.0,
+    source: Source = "checkpointer",
+    server_busy: bool = False,
+) -> FinalAnswer:
+    """An answer as a reader gives it: written by a langgraph-api run ``silent`` seconds
+    before ``NOW``."""
+    updated = None if silent is None else (NOW - timedelta(seconds=silent)).isoformat()
+    return FinalAnswer(
+        thread_id="thread-1",
+        status=status,
+        content="" if status is RunStatus.PENDING else "text",
+        run_id=run_id,
+        updated_at=updated,
+        graph_id=None if status is RunStatus.PENDING else "EvoScientist",
+        source=source,
+        server_busy=server_busy,
+    )
+
+
+HERE = {"runs_here": True}  # the route inside the server running the thread
+AWAY = {"runs_here": False, "busy_elsewhere": False}  # no server
+FALLBACK = {"runs_here": False}  # a fallback API, not asked yet
+
+
+def outcome(result: FinalAnswer | Ask) -> str:
+    """``ask runs``, ``pending run-2``, ``error run_lost``, ``success``…"""
+    if isinstance(result, Ask):
+        return f"ask {result.name.lower()}"
+    if result.error is not None:
+        return f"{result.status.value} {result.error['code']}"
+    if result.status is RunStatus.PENDING:
+        return f"pending {result.run_id}"
+    return result.status.value
+
+
+VERDICTS: dict[str, tuple[FinalAnswer, str | None, dict[str, Any], str]] = {
+    # Inside the server: its status, and its runs when the checkpoint is not enough.
+    "finished, thread idle: nothing more asked": (
+        stored(RunStatus.SUCCESS),
+        None,
+        {**HERE, "thread_status": "idle"},
+        "success",
+    ),
+    "finished, thread error": (
+        stored(RunStatus.SUCCESS),
+        None,
+        {**HERE, "thread_status": "error"},
+        "error run_failed",
+    ),
+    "finished, thread busy: the runs are asked for": (
+        stored(RunStatus.SUCCESS),
+        None,
+        {**HERE, "thread_status": "busy"},
+        "ask runs",
+    ),
+    "finished, its run still running here: the server lags": (
+        stored(RunStatus.SUCCESS),
+        None,
+        {**HERE, "thread_status": "busy", "runs": {"run-1": "running"}},
+        "running",
+    ),
+    "unfinished: the runs are asked for": (
+        stored(RunStatus.RUNNING),
+        None,
+        {**HERE, "thread_status": "busy"},
+        "ask runs",
+    ),
+    "unfinished, its run unknown here: lost at once": (
+        stored(RunStatus.RUNNING),
+        None,
+        {**HERE, "thread_status": "busy", "runs": {}},
+        "error run_lost",
+    ),
+    "unfinished, runs unavailable, recent: running": (
+        stored(RunStatus.RUNNING),
+        None,
+        {**HERE, "runs": None},
+        "running",
+    ),
+    "unfinished, runs unavailable, silent: lost, no fallback asked": (
+        stored(RunStatus.RUNNING, silent=QUIET),
+        None,
+        {**HERE, "runs": None},
+        "error run_lost",
+    ),
+    "unfinished, its run cancelled": (
+        stored(RunStatus.RUNNING),
+        "run-1",
+        {**HERE, "thread_status": "interrupted", "runs": {"run-1": "interrupted"}},
+        "error run_cancelled",
+    ),
+    "a later run queued: the latest turn is that run's, empty": (
+        stored(RunStatus.SUCCESS),
+        None,
+        {**HERE, "thread_status": "busy", "runs": {"run-1": "success", "run-2": "pending"}},
+        "pending run-2",
+    ),
+    "asked for a run that ended, a later one queued: judged alone": (
+        stored(RunStatus.SUCCESS),
+        "run-1",
+        {**HERE, "thread_status": "busy", "runs": {"run-1": "success", "run-2": "pending"}},
+        "success",
+    ),
+    "asked for a queued run with nothing written: pending": (
+        stored(RunStatus.PENDING, run_id="run-9", silent=None),
+        "run-9",
+        {**HERE, "thread_status": "busy", "runs": {"run-9": "pending"}},
+        "pending run-9",
+    ),
+    "an API answer keeps its own status": (
+        stored(RunStatus.SUCCESS, source="api"),
+        None,
+        {**HERE, "thread_status": "error"},
+        "success",
+    ),
+    # Outside a server: silence, and what a fallback API vouches for.
+    "no server, recent": (stored(RunStatus.RUNNING), None, AWAY, "running"),
+    "no server, silent": (stored(RunStatus.RUNNING, silent=QUIET), None, AWAY, "error run_lost"),
+    "no server, finished": (stored(RunStatus.SUCCESS, silent=QUIET), None, AWAY, "success"),
+    "fallback, silent: asked whether it holds the thread busy": (
+        stored(RunStatus.RUNNING, silent=QUIET),
+        None,
+        FALLBACK,
+        "ask busy_elsewhere",
+    ),
+    "fallback holds the thread busy: it vouches": (
+        stored(RunStatus.RUNNING, silent=QUIET),
+        None,
+        {**FALLBACK, "busy_elsewhere": True},
+        "running",
+    ),
+    "fallback does not hold it busy: lost": (
+        stored(RunStatus.RUNNING, silent=QUIET),
+        None,
+        {**FALLBACK, "busy_elsewhere": False},
+        "error run_lost",
+    ),
+    "read through a fallback that said busy: vouched, nothing asked": (
+        stored(RunStatus.RUNNING, silent=QUIET, source="api", server_busy=True),
+        None,
+        FALLBACK,
+        "running",
+    ),
+}
+
+
+@pytest.mark.parametrize(("answer", "asked", "facts", "expected"), VERDICTS.values(), ids=VERDICTS)
+def test_verdict(
+    answer: FinalAnswer, asked: str | None, facts: dict[str, Any], expected: str
+) -> None:
+    evidence = Evidence(now=NOW, **facts)
+    assert outcome(verdict(answer, asked, evidence, RULES)) == expected
+
+
+RULES = Rules(shared_store=False, silence_bound=BOUND)
+NOT_WRITTEN = stored(RunStatus.PENDING, run_id="run-9", silent=None)
+UNKNOWN_HERE = Evidence(runs_here=True, now=NOW, thread_status="idle", runs={"run-1": "success"})
+
+
+@pytest.mark.parametrize(
+    ("shared", "deleted_here", "expected"),
+    [
+        (False, False, "run_not_found"),  # this server runs every run of its store
+        (True, False, "pending run-9"),  # another server may run it
+        (True, True, "run_not_found"),  # this process deleted it
+    ],
+)
+def test_a_run_nothing_knows(shared: bool, deleted_here: bool, expected: str) -> None:
+    """Asked for by its id: no checkpoint carries it, the server holds no such run."""
+    rules = Rules(shared, BOUND, deleted_here=lambda run_id: deleted_here and run_id == "run-9")
+    try:
+        got = outcome(verdict(NOT_WRITTEN, "run-9", UNKNOWN_HERE, rules))
+    except RunNotFound as exc:
+        assert exc.args == ("run-9",)
+        got = "run_not_found"
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("updated_at", "silent"),
+    [
+        (None, None),
+        ("not a time", None),
+        ((NOW - timedelta(seconds=5)).isoformat(), 5.0),
+        ((NOW - timedelta(seconds=5)).replace(tzinfo=None).isoformat(), 5.0),  # naive: UTC
+        ((NOW + timedelta(seconds=5)).isoformat(), 0.0),  # a clock ahead: never negative
+    ],
+)
+def test_silence_is_measured_from_the_checkpoint(updated_at: str | None, silent: float) -> None:
+    assert silent_for(updated_at, NOW) == silent

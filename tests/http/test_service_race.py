@@ -6,8 +6,6 @@ partial answer (a race seen with a thousand waiters woken by the final commit).
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from langchain_core.messages import HumanMessage
 from starlette.applications import Starlette
@@ -15,8 +13,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from evoscientist_final_answer.http import service as service_module
 from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.server.api import ServerApi
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader
 from tests.support.seeds import Seeder, Store, answer, new_run_id, node_graph
 from tests.support.servers import listening
@@ -24,7 +22,7 @@ from tests.support.servers import listening
 
 @pytest.mark.backends("sqlite", "postgres")
 async def test_a_run_that_finishes_between_checkpoint_and_run_record_reads_as_finished(
-    store: Store, seeder: Seeder, monkeypatch: Any
+    store: Store, seeder: Seeder
 ) -> None:
     graph = node_graph(
         seeder.saver,
@@ -55,9 +53,10 @@ async def test_a_run_that_finishes_between_checkpoint_and_run_record_reads_as_fi
             Route("/threads/{thread_id}/runs", runs),
         ]
     )
-    monkeypatch.setattr(service_module, "inside_langgraph_server", lambda: True)
     async with listening(api) as port:
-        service = FinalAnswerService(store.reader(), ApiAnswerReader(f"http://127.0.0.1:{port}"))
+        reader = ApiAnswerReader(f"http://127.0.0.1:{port}")
+        # The route inside the server, asking it through its API.
+        service = FinalAnswerService(store.reader(), reader, server=ServerApi(reader))
         try:
             got = await service.read(thread.thread_id)
         finally:

@@ -27,16 +27,15 @@ anyway (``quiet_logs``), and the route logs its own failures.
 
 from __future__ import annotations
 
-import functools
 import logging
 import sys
-from dataclasses import dataclass
 from typing import Any
 
-from starlette.datastructures import Headers
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from evoscientist_final_answer.http.longpoll.held_response import WAY_OUT, WayOut
 
 logger = logging.getLogger(__name__)
 
@@ -56,26 +55,6 @@ TRANSPARENT = frozenset(
     }
 )
 FRONT_DOOR_METHODS = frozenset({"GET", "HEAD"})
-# The scope key holding a front-door request's ``DirectSend``: its response may be sent
-# by the poll it waits on (``delivery``), which only a send that never blocks on another
-# task allows (the server's own stack hands the response between tasks).
-FRONT_DOOR_SEND = "evoscientist.front_door.send"
-
-
-@dataclass(frozen=True)
-class DirectSend:
-    """A front-door request's way to the socket. ``send`` is below the CORS headers:
-    ``with_cors`` adds them as the server's own middleware would, so that a poll
-    answering a thousand requests from one origin runs that middleware once and
-    sends each a copy of the same messages (``delivery``, ``held_response``)."""
-
-    send: Send
-    cors: CORSMiddleware | None
-
-    def with_cors(self, scope: Scope, send: Send) -> Send:
-        if self.cors is None:
-            return send
-        return functools.partial(self.cors.send, send=send, request_headers=Headers(scope=scope))
 
 
 class FrontDoor:
@@ -93,7 +72,10 @@ class FrontDoor:
                 match, child_scope = self.route.matches(scope)
                 if match is Match.FULL:
                     scope.update(child_scope)
-                    scope[FRONT_DOOR_SEND] = DirectSend(send, self._cors)
+                    # Its response may be sent by the poll it waits on (``delivery``),
+                    # which only a send that never blocks on another task allows (the
+                    # server's own stack hands the response between tasks).
+                    scope[WAY_OUT] = WayOut(send, self._cors)
                     try:
                         await direct(scope, receive, send)
                     finally:
@@ -101,7 +83,7 @@ class FrontDoor:
                         # that cycle's method: left in place, the pair is a reference
                         # cycle that keeps the connection's objects (its transport, its
                         # flow control, its buffers; about 10 KB) until a full collection.
-                        del scope[FRONT_DOOR_SEND]
+                        del scope[WAY_OUT]
                     return
         await self.app(scope, receive, send)
 

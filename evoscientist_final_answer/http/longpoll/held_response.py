@@ -4,11 +4,11 @@ A poll that publishes the final answer sends the response of every request parke
 it, in one pass, instead of waking a thousand tasks that would each build and send
 their own. Each request gives its poll a ``HeldResponse``: the response is rendered
 once per representation, validator and origin for all of them, and written through
-the request's own way out:
+the request's own way out (``WayOut``, in its scope under ``WAY_OUT``):
 
-- through the front door (``front_door.DirectSend``, our complete app inside
-  ``langgraph dev``): straight to the socket, with the CORS headers added once for
-  every request that shares them;
+- through the front door (``front_door``, our complete app inside ``langgraph dev``):
+  straight to the socket, with the CORS headers added once for every request that
+  shares them;
 - otherwise through the ``send`` the host handed the route (``FinalAnswerRoute``), so
   the host's own middleware (CORS, access log, a boundary of its own) sees each
   response as it sees every other.
@@ -25,22 +25,43 @@ pass, finishes what the host does after a response (its logs, its cleanup).
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
+from starlette.datastructures import Headers
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.types import Message, Send
+from starlette.types import Message, Scope, Send
 
 from evoscientist_final_answer.answer.result import FinalAnswer
-from evoscientist_final_answer.http.longpoll.front_door import FRONT_DOOR_SEND, DirectSend
 from evoscientist_final_answer.http.params import FinalAnswerQuery
 from evoscientist_final_answer.http.responses import answer_response
 
 logger = logging.getLogger(__name__)
 
-# The scope key holding the ``send`` the host called the route with (``FinalAnswerRoute``).
-ROUTE_SEND = "evoscientist.route.send"
+# The scope key holding a request's ``WayOut``: set by whichever of the front door and
+# the route (``FinalAnswerRoute``) the request reaches first, and taken out by it.
+WAY_OUT = "evoscientist.held.way_out"
+
+
+@dataclass(frozen=True)
+class WayOut:
+    """How a held request's response leaves: ``send``, the one the host handed the
+    route, or, through the front door, the socket's below the CORS headers: ``with_cors``
+    adds them as the server's own middleware would, so that a poll answering a thousand
+    requests from one origin runs that middleware once and sends each a copy of the same
+    messages (``delivery``)."""
+
+    send: Send
+    cors: CORSMiddleware | None = None
+
+    def with_cors(self, scope: Scope, send: Send) -> Send:
+        if self.cors is None:
+            return send
+        return functools.partial(self.cors.send, send=send, request_headers=Headers(scope=scope))
 
 
 class HeldResponse:
@@ -53,15 +74,14 @@ class HeldResponse:
         query: FinalAnswerQuery,
         representation: str,
         if_none_match: str | None,
-        direct: DirectSend | None,
-        send: Send,
+        way_out: WayOut,
     ) -> None:
         self.request = request
         self.query = query
         self.representation = representation
         self.if_none_match = if_none_match
-        self.direct = direct
-        self.send = send
+        self.way_out = way_out
+        self.send = way_out.send
         self.sent = False
 
     @classmethod
@@ -74,13 +94,10 @@ class HeldResponse:
     ) -> HeldResponse | None:
         """``None`` when the route was reached some other way than through
         ``FinalAnswerRoute`` (then the request sends its own response)."""
-        direct: DirectSend | None = request.scope.get(FRONT_DOOR_SEND)
-        if direct is not None:
-            return cls(request, query, representation, if_none_match, direct, direct.send)
-        send: Send | None = request.scope.get(ROUTE_SEND)
-        if send is None:
+        way_out: WayOut | None = request.scope.get(WAY_OUT)
+        if way_out is None:
             return None
-        return cls(request, query, representation, if_none_match, None, send)
+        return cls(request, query, representation, if_none_match, way_out)
 
     def __call__(self, answer: FinalAnswer, rendered: dict[Hashable, Any]) -> Awaitable[None]:
         # ``sent`` as soon as the poll takes the request on, before any send: a
@@ -96,7 +113,7 @@ class HeldResponse:
             self.request.method,
             self.representation,
             self.if_none_match,
-            self.direct is not None,
+            self.way_out.cors is not None,
             self._origin(),
         )
         messages = rendered.get(key)
@@ -121,7 +138,7 @@ class HeldResponse:
     def _origin(self) -> str | None:
         # Through the host's stack its CORS middleware adds the headers to each
         # response: the origin does not change what is rendered.
-        return self.request.headers.get("origin") if self.direct is not None else None
+        return self.request.headers.get("origin") if self.way_out.cors is not None else None
 
     async def _render(self, answer: FinalAnswer) -> list[Message]:
         messages: list[Message] = []
@@ -133,7 +150,7 @@ class HeldResponse:
             messages.append(message)
 
         response = answer_response(answer, self.query, self.representation, self.if_none_match)
-        out = self.direct.with_cors(self.request.scope, record) if self.direct else record
+        out = self.way_out.with_cors(self.request.scope, record)
         await response(self.request.scope, self.request.receive, out)
         return messages
 

@@ -1,15 +1,15 @@
 """Read a thread's final answer through the langgraph API with ``langgraph_sdk``.
 
-Inside ``langgraph dev`` the SDK's ``get_client()`` with no URL reaches the same
-process in-memory; a standalone app uses a configured URL. The same reader tells the
-direct path what the server thinks of the thread (``idle``/``busy``/…).
+With no URL it reaches this process's own API in memory (inside ``langgraph dev``);
+a standalone app uses a configured URL. The same client answers the server's view of
+the thread (``evoscientist_final_answer.server``): its status (``idle``/``busy``/…)
+through ``thread_statuses``.
 """
 
 from __future__ import annotations
 
-import sys
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 import httpx
@@ -61,30 +61,16 @@ async def _call(request: Awaitable[T]) -> T:
         raise ApiInvalid(f"the langgraph API answered no JSON: {type(exc).__name__}") from exc
 
 
-def inside_langgraph_server() -> bool:
-    """True when this process is a langgraph API server (``langgraph dev`` or deployed)."""
-    return "langgraph_api.server" in sys.modules
-
-
 class ApiAnswerReader:
     def __init__(self, url: str | None) -> None:
+        """``url``: the server's; None for this process's own API (inside the server)."""
         self.url = url
         self._client: LangGraphClient | None = None
-        # Told every status a read learns (the long-polls' status watch: a read's own
-        # status is then its baseline, not a change).
-        self.on_status: Callable[[str, str | None], None] | None = None
-
-    @classmethod
-    def for_environment(cls, url: str | None) -> ApiAnswerReader | None:
-        """A reader when there is a server to ask: this process, or a configured URL."""
-        if url is None and not inside_langgraph_server():
-            return None
-        return cls(url)
 
     @property
     def client(self) -> LangGraphClient:
         if self._client is None:
-            if self.url is None and inside_langgraph_server():
+            if self.url is None:
                 self._client = in_process_client(API_TIMEOUT_SECONDS)
             else:
                 self._client = get_client(url=self.url, api_key=None, timeout=API_TIMEOUT_SECONDS)
@@ -109,15 +95,7 @@ class ApiAnswerReader:
         A search selecting only the status: ``threads.get`` would also serialise the
         thread's values (its whole message list) on every poll.
         """
-        status = (await self.thread_statuses([thread_id])).get(thread_id)
-        self.observed(thread_id, status)
-        return status
-
-    def observed(self, thread_id: str, status: str | None) -> None:
-        """Tell ``on_status`` what a read saw of the thread's server status (read here,
-        or from the in-memory runtime's own table by the caller)."""
-        if self.on_status is not None and api_thread_id(thread_id):
-            self.on_status(thread_id, status)
+        return (await self.thread_statuses([thread_id])).get(thread_id)
 
     async def thread_statuses(self, thread_ids: list[str]) -> dict[str, str]:
         """The statuses of the threads the server knows among ``thread_ids``, in one

@@ -1,7 +1,8 @@
 """A long-poll whose checkpoint says the run is over while the server still holds it
-(``waiting.LongPolls._until_server_catches_up``): inside ``langgraph dev`` the server
-marks the run done a moment before it marks the thread idle, and the route's answer
-turns on the run, so the waiter wakes on the run's status in the runtime's own table.
+(``waiting.LongPolls._until_server_catches_up``, ``server.status_watch``): inside
+``langgraph dev`` the server marks the run done a moment before it marks the thread
+idle, and the route's answer turns on the run, so the waiter wakes on the run's status
+in the runtime's own table.
 
 The runtime's real ``GLOBAL_STORE`` holds the rows, shaped as its ops write them; the
 checkpoints are a real run's in a real store. The status intervals are set past the
@@ -20,8 +21,10 @@ from uuid import UUID
 import pytest
 from langgraph_runtime_inmem.database import GLOBAL_STORE
 
-from evoscientist_final_answer.http.longpoll import waiting
 from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.server import api as server_api
+from evoscientist_final_answer.server import runtime as server_runtime
+from evoscientist_final_answer.server.runtime import RuntimeTables
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader
 from tests.support.seeds import Seeder
 
@@ -46,9 +49,10 @@ async def test_the_run_marked_done_wakes_the_waiter_while_the_thread_says_busy(
     monkeypatch.setitem(GLOBAL_STORE, "threads", [server_thread])
     monkeypatch.setitem(GLOBAL_STORE, "runs", [server_run])
     monkeypatch.setitem(sys.modules, "langgraph_api.server", SimpleNamespace())
-    monkeypatch.setattr(waiting, "SERVER_STATUS_POLL_SECONDS", 60.0)
-    monkeypatch.setattr(waiting, "RUNTIME_STATUS_POLL_SECONDS", 60.0)
+    monkeypatch.setattr(server_api, "SERVER_STATUS_POLL_SECONDS", 60.0)
+    monkeypatch.setattr(server_runtime, "RUNTIME_STATUS_POLL_SECONDS", 60.0)
     service = FinalAnswerService(seeder.store.reader(), ApiAnswerReader(None))
+    assert isinstance(service.server, RuntimeTables)
     try:
         assert (await service.read(thread.thread_id)).complete is False  # the run holds it
         waiter = asyncio.create_task(service.wait(thread.thread_id, None, 10))

@@ -24,7 +24,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.gzip import GZipMiddleware
 
 from evoscientist_final_answer.http.app import create_app
-from evoscientist_final_answer.http.longpoll.front_door import DirectSend
+from evoscientist_final_answer.http.longpoll.held_response import WayOut
 from evoscientist_final_answer.http.service import FinalAnswerService
 from tests.http.longpoll.test_waiting import parked_waiters, three_step_run, until
 from tests.support.seeds import Seeder, route
@@ -121,13 +121,13 @@ async def test_a_poll_answering_many_requests_gives_each_origin_its_own_cors_hea
     allowed = {**SERVER_CORS, "allow_origins": [ORIGIN]}  # mirrored back, not "*"
     server.global_middleware[1] = Middleware(CORSMiddleware, **allowed)
     made: list[object] = []
-    with_cors = DirectSend.with_cors
+    with_cors = WayOut.with_cors
 
-    def counted(self: DirectSend, scope: object, send: object) -> object:
+    def counted(self: WayOut, scope: object, send: object) -> object:
         made.append(scope)
         return with_cors(self, scope, send)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(DirectSend, "with_cors", counted)
+    monkeypatch.setattr(WayOut, "with_cors", counted)
     service = FinalAnswerService(seeder.store.reader(), None)
     app = create_app(lambda: service)
     origins = [ORIGIN, "http://elsewhere.example", None, ORIGIN, None]
@@ -164,7 +164,7 @@ async def test_a_finished_request_leaves_nothing_for_the_collector(
     seeder: Seeder, server: SimpleNamespace
 ) -> None:
     """Behind a real uvicorn: once a front-door request has been answered, its
-    connection's objects go with it by reference counting. The ``DirectSend`` left in
+    connection's objects go with it by reference counting. The ``WayOut`` left in
     the scope of uvicorn's request cycle closed a reference cycle through that cycle's
     own ``send``: every finished request's transport, flow control and buffers stayed
     until a full collection (a flood of 5,000 held polls left 100,000 objects)."""
@@ -179,7 +179,7 @@ async def test_a_finished_request_leaves_nothing_for_the_collector(
                 for _ in range(REQUESTS):
                     url = f"http://127.0.0.1:{port}{route(thread.thread_id)}"
                     assert (await client.get(url)).json()["content"] == "forty-two"
-            left = sum(isinstance(o, DirectSend) for o in gc.get_objects())
+            left = sum(isinstance(o, WayOut) for o in gc.get_objects())
     finally:
         gc.enable()
         await service.close()

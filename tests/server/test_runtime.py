@@ -13,12 +13,12 @@ from uuid import UUID, uuid4
 import pytest
 from langgraph_runtime_inmem.database import GLOBAL_STORE
 
-from evoscientist_final_answer.store.api.runtime_status import (
+from evoscientist_final_answer.server.runtime import (
     RuntimeRunStatus,
     RuntimeThreadStatus,
-    RuntimeUnavailable,
     runtime_runs,
 )
+from evoscientist_final_answer.store.host_process import RuntimeUnavailable
 
 
 def empty_runtime_table(monkeypatch: pytest.MonkeyPatch, name: str) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ import uuid
 
 from langgraph_sdk import get_client
 
-from evoscientist_final_answer.store.api.run_owners import api_run_owners
+from evoscientist_final_answer.server.api import api_run_owners
 from tests.e2e.test_reliability_auth import ALICE, ASSISTANT, BOB, final_answer, get, server
 from tests.support.reliability import assert_error
 from tests.support.servers import DevServer

@@ -1,0 +1,131 @@
+"""What the server knows about a thread, as one interface wherever the route runs.
+
+A ``ServerView`` answers four questions about a thread: its status, its runs, who
+started them, and whether a server holds it ``busy``; and it lends long-polls a way to
+wait for a status change (``status_watch``). One implementation per place the route can
+run, picked once when the service is built (``server.choice``):
+
+- ``NoServer``: standalone with no API; nothing is known beside the checkpoint.
+- ``FallbackApi`` (``server.fallback``): standalone, with a remote API to fall back on
+  (``EVOSCIENTIST_LANGGRAPH_URL``); it runs no thread here, but vouches for a thread
+  it holds ``busy``.
+- ``ServerApi`` (``server.api``): inside a langgraph API server, asking it through its
+  API (in process; or at the configured URL).
+- ``RuntimeTables`` (``server.runtime``): inside ``langgraph dev``, reading the
+  in-memory runtime's own tables (microseconds, where a request costs milliseconds).
+
+A read asks through ``ThreadFacts``: each fact fetched when the verdict
+(``answer.run_liveness.verdict``) first needs it, and once per read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from evoscientist_final_answer.answer.result import FinalAnswer
+from evoscientist_final_answer.answer.run_liveness import (
+    UNKNOWN,
+    Ask,
+    Evidence,
+    Rules,
+    Unknown,
+    verdict,
+)
+from evoscientist_final_answer.server.status_watch import StatusWatch
+
+
+class ServerView:
+    """The base: a view that knows nothing, as ``NoServer``."""
+
+    # The facts are those of the server executing the thread's runs (the route runs
+    # inside it): its status and runs outweigh what the checkpoint alone suggests.
+    runs_here = False
+    # Its questions are asked as the caller (inside the server: langgraph's auth rules
+    # apply to the in-process API calls): a long-poll runs in its first caller's context.
+    asks_as_caller = False
+
+    def facts(self, thread_id: str) -> ThreadFacts:
+        """What this view knows of the thread, gathered for one read."""
+        return ThreadFacts(self, thread_id)
+
+    async def thread_status(self, thread_id: str) -> str | None:
+        """The server's status of the thread (``idle``/``busy``/…), read before the
+        checkpoint; None when not known (or not asked: a server not running it)."""
+        return None
+
+    async def runs(self, thread_id: str, writer_run_id: str | None) -> Mapping[str, str] | None:
+        """The server's runs of the thread, run id → status; None when it cannot say.
+        ``writer_run_id``: the checkpoint's run, looked up alone if the list misses it."""
+        return None
+
+    async def run_owners(self, thread_id: str) -> set[str]:
+        """The users who started the thread's runs (empty: nothing learnt)."""
+        return set()
+
+    async def busy_elsewhere(self, thread_id: str) -> bool:
+        """A fallback API holds the thread ``busy``; False when there is none, or it
+        cannot say."""
+        return False
+
+    def status_watch(self) -> StatusWatch | None:
+        """What wakes a long-poll when the server's status of its thread moves; None
+        when no status is watched."""
+        return None
+
+    async def close(self) -> None:
+        pass
+
+
+class NoServer(ServerView):
+    """Standalone, with no API: the checkpoint and its silence are all there is."""
+
+
+class ThreadFacts:
+    """One read's facts of one thread: each fetched once, when first needed."""
+
+    def __init__(self, view: ServerView, thread_id: str) -> None:
+        self._view = view
+        self._thread_id = thread_id
+        self._status: str | Unknown | None = UNKNOWN
+        self._runs: Mapping[str, str] | Unknown | None = UNKNOWN
+        self._busy_elsewhere: bool | Unknown = UNKNOWN
+
+    async def status(self) -> str | None:
+        if self._status is UNKNOWN:
+            self._status = await self._view.thread_status(self._thread_id)
+        return self._status
+
+    async def server_knows_thread(self) -> bool:
+        """Whether a server may hold the thread before (or besides) the store: any
+        fallback API may; the server running the thread only if it knows it."""
+        if not self._view.runs_here:
+            return True
+        return await self.status() is not None
+
+    async def started_by_others(self, user_id: str) -> bool:
+        """Runs of the thread were started, none of them by ``user_id``."""
+        owners = await self._view.run_owners(self._thread_id)
+        return bool(owners) and user_id not in owners
+
+    async def judge(
+        self, answer: FinalAnswer, asked_run_id: str | None, rules: Rules
+    ) -> FinalAnswer:
+        """``verdict`` on ``answer``, given every fact it asks for."""
+        while True:
+            outcome = verdict(answer, asked_run_id, self._evidence(), rules)
+            if not isinstance(outcome, Ask):
+                return outcome
+            if outcome is Ask.RUNS:
+                self._runs = await self._view.runs(self._thread_id, answer.run_id)
+            else:
+                self._busy_elsewhere = await self._view.busy_elsewhere(self._thread_id)
+
+    def _evidence(self) -> Evidence:
+        return Evidence(
+            runs_here=self._view.runs_here,
+            now=datetime.now(UTC),
+            thread_status=None if self._status is UNKNOWN else self._status,
+            runs=self._runs,
+            busy_elsewhere=self._busy_elsewhere,
+        )
