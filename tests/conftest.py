@@ -38,12 +38,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     effect without xdist, and nothing for a new module to declare. A test that names
     its own ``xdist_group`` keeps it (xdist would join the two names)."""
     for item in items:
-        if item.get_closest_marker("xdist_group") is None and _uses_module_fixture(item):
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        shared = ONE_AT_A_TIME.get(item.nodeid.split("::")[0])
+        if shared is not None:
+            item.add_marker(pytest.mark.xdist_group(shared))
+        elif _uses_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
     # xdist hands out groups in collection order: the longest go first, so that none of
     # them starts last and holds the run up alone (each takes minutes on one worker).
     items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_GROUPS_FIRST))
 
+
+# Modules that share one worker, one after the other: each Chromium page must show the
+# route's answer within a second of its run's end, and two browsers, their servers and
+# proxies starting together on two cores (with three more workers busy) missed it by
+# 1-4 s on a slow day; one at a time they pass.
+ONE_AT_A_TIME = {
+    "tests/js/test_browser_langchain_react.py": "chromium",
+    "tests/js/test_browser_recovery.py": "chromium",
+}
 
 # The modules whose groups take longest (``--durations``): browsers and node suites on
 # a real server, and upstream's own server.
