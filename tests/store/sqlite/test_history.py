@@ -13,6 +13,7 @@ from evoscientist_final_answer.answer.result import FinalAnswer
 from evoscientist_final_answer.store.sqlite.history import KEPT_SNAPSHOTS
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.support.seeds import AGENT_NAME, DELTA_PREAMBLE, Seeder
+from tests.support.trips import count_trips
 
 pytestmark = pytest.mark.backends("sqlite")
 
@@ -62,19 +63,10 @@ async def test_a_new_head_of_a_young_delta_thread_is_read_in_two_trips(
     for the history behind it."""
     thread = await seeder.agent(("q1", "q2"))
     reader = SqliteAnswerReader(db_path, AGENT_NAME)
-    trips: list[object] = []
     try:
         await reader.read(thread.thread_id)
         await seeder.run(thread, {"messages": [HumanMessage("q3")]})
-        conn = reader._conn
-        assert conn is not None
-        execute = conn._execute
-
-        async def counted(fn: object, *args: object, **kwargs: object) -> object:
-            trips.append(fn)
-            return await execute(fn, *args, **kwargs)
-
-        monkeypatch.setattr(conn, "_execute", counted)
+        trips = count_trips(reader, monkeypatch)
         again = await reader.read(thread.thread_id)
         monkeypatch.undo()
     finally:

@@ -14,6 +14,7 @@ from evoscientist_final_answer.store.sqlite.change_signal import TRAILING_SECOND
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from evoscientist_final_answer.store.sqlite.wal_index import WalIndex
 from tests.support.seeds import AGENT_NAME, Seeder
+from tests.support.trips import count_trips
 
 pytestmark = pytest.mark.backends("sqlite")
 
@@ -109,20 +110,11 @@ async def test_a_poll_in_the_wake_of_a_commit_already_read_makes_no_trip(
     since the read, now vouches instead. A later commit is still read at once."""
     thread = await seeder.agent(("q1",))
     reader = SqliteAnswerReader(db_path, AGENT_NAME)
-    trips: list[object] = []
     try:
         await reader.read(thread.thread_id)
         await seeder.run(thread, {"messages": [HumanMessage("q2")]})
         read = await reader.read(thread.thread_id)
-        conn = reader._conn
-        assert conn is not None
-        execute = conn._execute
-
-        async def counted(fn: object, *args: object, **kwargs: object) -> object:
-            trips.append(fn)
-            return await execute(fn, *args, **kwargs)
-
-        monkeypatch.setattr(conn, "_execute", counted)
+        trips = count_trips(reader, monkeypatch)
         known = reader._heads.get((thread.thread_id, None, None))
         assert known is not None and not known.signal.quiet_since(known.token)
         assert await reader.read(thread.thread_id) == read
