@@ -24,7 +24,7 @@ pytestmark = pytest.mark.backends("sqlite", "postgres")
 
 ROUTE_ONLY_APP = "EvoScientist.langgraph_dev.http:app"  # as upstream adopts the routes
 COMPLETE_APP = "evoscientist_final_answer.http.app:app"  # with its own lifespan
-GONE_WITHIN = 2.0  # seconds after SIGINT
+ADDED_AT_MOST = 1.0  # seconds the route may add to its host's exit after SIGINT
 EXIT_WITHIN = 20.0  # an interpreter that waits on a thread never exits: a failure
 
 IN_PROCESS = """
@@ -71,6 +71,47 @@ def serve_command(server: str, app: str, port: int) -> list[str]:
     return [sys.executable, "-m", "uvicorn", app, "--port", str(port), "--log-level", "info"]
 
 
+class Host:
+    """One server process of ``app``, its output in a log file."""
+
+    def __init__(self, server: str, app: str, env: dict[str, str], log: Path) -> None:
+        port = free_port()
+        self.base = f"http://127.0.0.1:{port}"
+        self.log = log
+        with log.open("wb") as out:
+            self.process = subprocess.Popen(
+                serve_command(server, app, port),
+                cwd=REPO,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def wait_until_serving(self) -> None:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"{self.base}/api/openapi.json", timeout=1)
+                return
+            except httpx.TransportError:
+                assert self.process.poll() is None, self.log.read_text()
+                assert time.monotonic() < deadline, self.log.read_text()
+                time.sleep(0.05)
+
+    def seconds_to_exit(self, stopped: float) -> float:
+        try:
+            self.process.wait(timeout=EXIT_WITHIN)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"still alive {EXIT_WITHIN} s after SIGINT:\n{self.log.read_text()}")
+        return time.monotonic() - stopped
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
 @pytest.mark.parametrize(
     ("server", "app"),
     [("uvicorn", ROUTE_ONLY_APP), ("uvicorn", COMPLETE_APP), ("hypercorn", ROUTE_ONLY_APP)],
@@ -78,46 +119,38 @@ def serve_command(server: str, app: str, port: int) -> list[str]:
 async def test_a_server_is_gone_soon_after_sigint(
     seeder: Seeder, server: str, app: str, tmp_path: Path
 ) -> None:
+    """Gone as soon as the same host that never served the route, stopped beside it.
+
+    A host's own exit is mostly its interpreter's teardown of langgraph's modules: 0.6 s
+    on a quiet 2-core machine, over 2 s while the rest of the suite loads it. So the
+    route's cost is measured against a control under the same load, not against a
+    clock. What it guards against takes far longer than ``ADDED_AT_MOST``: aiosqlite's
+    thread held the interpreter forever, and a connection left open holds hypercorn
+    for its 3 s graceful timeout and uvicorn until it closes.
+    """
     path = await seeded_path(seeder)
-    port = free_port()
-    log = tmp_path / f"{server}.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            serve_command(server, app, port),
-            cwd=REPO,
-            env=host_env(seeder),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    env = host_env(seeder)
+    served = Host(server, app, env, tmp_path / f"{server}-served.log")
+    control = Host(server, app, env, tmp_path / f"{server}-control.log")
     try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"{base}/api/openapi.json", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.05)
-        async with httpx.AsyncClient(base_url=base, timeout=10) as client:
+        served.wait_until_serving()
+        control.wait_until_serving()
+        async with httpx.AsyncClient(base_url=served.base, timeout=10) as client:
             assert (await client.get(path)).json()["content"] == "the answer"
             held = await client.get(path, params={"wait": 1, "format": "text"})
             assert held.text == "the answer"
-        process.send_signal(signal.SIGINT)
+        served.process.send_signal(signal.SIGINT)
+        control.process.send_signal(signal.SIGINT)
         stopped = time.monotonic()
-        try:
-            process.wait(timeout=GONE_WITHIN + 3)
-        except subprocess.TimeoutExpired:
-            pytest.fail(
-                f"{server} still alive {GONE_WITHIN + 3} s after SIGINT:\n{log.read_text()}"
-            )
-        assert time.monotonic() - stopped <= GONE_WITHIN, log.read_text()
+        served_exit = served.seconds_to_exit(stopped)
+        control_exit = control.seconds_to_exit(stopped)
+        assert served_exit <= control_exit + ADDED_AT_MOST, (
+            f"gone {served_exit:.2f} s after SIGINT, the control {control_exit:.2f} s:\n"
+            + served.log.read_text()
+        )
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        served.kill()
+        control.kill()
 
 
 @pytest.mark.parametrize("app", [ROUTE_ONLY_APP, COMPLETE_APP])
