@@ -26,22 +26,26 @@ from evoscientist_final_answer.store.sqlite.connection import BUSY_TIMEOUT_SECON
 from tests.support.reliability import assert_error, problem_lines, writer
 from tests.support.seeds import SeededThread, answer_client, expected_answer, open_seeder, route
 
-HOLD_SECONDS = 2.0
+HOLD_SECONDS = 2.0  # a checkpoint loop's length
+HAMMER_SECONDS = 1.5  # of requests, while the other process holds its lock
 # A request may take its reader's busy wait, once per statement that meets the lock,
 # but never past the service's deadline (plus scheduling slack on a loaded machine).
 SLACK_SECONDS = 1.5
 
-# The other process. argv: db path, what to do, seconds to hold.
+# The other process. argv: db path, what to do, seconds (a spill's hold, a checkpoint
+# loop's length). A lock, and a checkpoint kept waiting, last until the test releases
+# them (a line on stdin, or its end): held for a fixed time, they ran out before the
+# requests of a loaded machine did.
 OTHER_PROCESS = r"""
-import sqlite3, sys, time
+import sqlite3, sys, threading, time
 path, action, hold = sys.argv[1], sys.argv[2], float(sys.argv[3])
-conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
 conn.execute("CREATE TABLE IF NOT EXISTS contention_probe (n INTEGER, pad TEXT)")
 if action in ("immediate", "exclusive"):
     conn.execute(f"BEGIN {action.upper()}")
     conn.execute("INSERT INTO contention_probe VALUES (1, zeroblob(100000))")
     print("ready", flush=True)
-    time.sleep(hold)
+    sys.stdin.readline()
     conn.execute("COMMIT")
 elif action == "spill":
     # Rollback journal, a transaction big enough to spill pages into the file: the
@@ -54,19 +58,25 @@ elif action == "spill":
     time.sleep(hold)
 elif action == "checkpoint":
     # A reader pins the WAL so the TRUNCATE checkpoint stays in progress (it waits for
-    # the reader, holding the checkpoint lock) for the whole hold.
+    # the reader, holding the checkpoint lock) until the release.
     for n in range(200):
         conn.execute("INSERT INTO contention_probe VALUES (?, zeroblob(2000))", (n,))
     pin = sqlite3.connect(path, isolation_level=None)
     pin.execute("BEGIN")
     pin.execute("SELECT count(*) FROM contention_probe").fetchone()
-    conn.execute(f"PRAGMA busy_timeout = {int(hold * 1000)}")
+    conn.execute("PRAGMA busy_timeout = 600000")
+    done = []
+    def checkpoint():
+        started = time.monotonic()
+        result = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        done.append((result, round(time.monotonic() - started, 2)))
+    checkpointing = threading.Thread(target=checkpoint)
     print("ready", flush=True)
-    started = time.monotonic()
-    result = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    checkpointing.start()
+    sys.stdin.readline()
     pin.execute("COMMIT")
-    print("checkpointed", result, round(time.monotonic() - started, 2), flush=True)
-    print(conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone(), flush=True)
+    checkpointing.join()
+    print("checkpointed", *done[0], flush=True)
 elif action == "checkpoint-loop":
     # Checkpoint (TRUNCATE) again and again while appending: the WAL is reset under the
     # reader's feet many times a second.
@@ -93,6 +103,7 @@ async def other_process(
         str(db_path),
         action,
         str(hold),
+        stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -103,11 +114,20 @@ async def other_process(
         yield proc
     finally:
         if proc.returncode is None:
+            release(proc)
             try:
                 await asyncio.wait_for(proc.wait(), hold + 30)
             except TimeoutError:
                 proc.kill()
                 await proc.wait()
+
+
+def release(proc: Any) -> None:
+    """Let the other process commit its lock, or its pinned reader (once is enough)."""
+    assert proc.stdin is not None
+    if not proc.stdin.is_closing():
+        proc.stdin.write(b"release\n")
+        proc.stdin.close()
 
 
 async def seeded_store(db_path: Path, journal_mode: str = "wal") -> tuple[SeededThread, str]:
@@ -174,7 +194,7 @@ async def test_writer_holding_a_write_transaction(db_path: Path, lock: str) -> N
     """In WAL mode a writer's lock, even ``BEGIN EXCLUSIVE``, never blocks a reader."""
     thread, expected = await seeded_store(db_path)
     async with answer_client(db_path) as client, other_process(db_path, lock) as proc:
-        results = await hammer(client, thread.thread_id, HOLD_SECONDS * 0.75)
+        results = await hammer(client, thread.thread_id, HAMMER_SECONDS)
         assert proc.returncode is None  # still holding the lock when the requests ended
     outcome = check_outcomes(results, expected, allow_503=False)
     assert outcome["max_latency"] < BUSY_TIMEOUT_SECONDS, outcome
@@ -184,8 +204,9 @@ async def test_wal_checkpoint_truncate_in_progress(db_path: Path) -> None:
     thread, expected = await seeded_store(db_path)
     async with answer_client(db_path) as client:
         async with other_process(db_path, "checkpoint") as proc:
-            results = await hammer(client, thread.thread_id, HOLD_SECONDS * 0.75)
+            results = await hammer(client, thread.thread_id, HAMMER_SECONDS)
             assert proc.returncode is None
+            release(proc)
             assert proc.stdout is not None
             report = (await proc.stdout.read()).decode()
         assert "checkpointed" in report, report
@@ -199,7 +220,7 @@ async def test_wal_checkpoint_truncate_in_progress(db_path: Path) -> None:
 async def test_wal_reset_again_and_again_while_reading(db_path: Path) -> None:
     thread, expected = await seeded_store(db_path)
     async with answer_client(db_path) as client, other_process(db_path, "checkpoint-loop"):
-        results = await hammer(client, thread.thread_id, HOLD_SECONDS * 0.75)
+        results = await hammer(client, thread.thread_id, HAMMER_SECONDS)
     outcome = check_outcomes(results, expected, allow_503=True)
     # A reader may wait on the checkpointer for a moment, but mostly just answers.
     assert outcome["statuses"].get(200, 0) >= outcome["requests"] * 0.9, outcome
@@ -213,7 +234,7 @@ async def test_rollback_journal_writer_with_reserved_lock(db_path: Path) -> None
     lets readers in; only its commit takes the file for a moment."""
     thread, expected = await seeded_store(db_path, "delete")
     async with answer_client(db_path) as client, other_process(db_path, "immediate"):
-        results = await hammer(client, thread.thread_id, HOLD_SECONDS * 0.75)
+        results = await hammer(client, thread.thread_id, HAMMER_SECONDS)
     check_outcomes(results, expected, allow_503=False)
 
 
@@ -225,7 +246,7 @@ async def test_rollback_journal_writer_with_exclusive_lock(
     then gets a retryable 503; the answer is back after the commit."""
     thread, expected = await seeded_store(db_path, "delete")
     async with answer_client(db_path) as client:
-        async with other_process(db_path, "exclusive", hold=8.0) as proc:
+        async with other_process(db_path, "exclusive") as proc:
             results = await hammer(client, thread.thread_id, 1.0)
             started = time.monotonic()
             waited = await client.get(route(thread.thread_id), params={"wait": "30"})
@@ -249,7 +270,7 @@ async def test_deadline_ends_a_read_stuck_on_the_store(db_path: Path) -> None:
     ends at the deadline with a retryable 503."""
     thread, _ = await seeded_store(db_path, "delete")
     async with answer_client(db_path, read_deadline=0.3) as client:
-        async with other_process(db_path, "exclusive", hold=5.0) as proc:
+        async with other_process(db_path, "exclusive") as proc:
             started = time.monotonic()
             response = await client.get(route(thread.thread_id))
             elapsed = time.monotonic() - started
