@@ -54,9 +54,10 @@ const plugins = sdkDir
 // and langchain-react.jsx where that binding is installed. The binding brings its own SDK
 // (it pins one), so its page is left out of a build for another SDK.
 const PAGES = { index: "app", streaming: "streaming" };
-if (!sdkDir && existsSync(join(external ?? join(pkg, "node_modules"), "@langchain", "react"))) {
-  PAGES["langchain-react"] = "langchain-react";
-}
+const installed = (...names) => existsSync(join(external ?? join(pkg, "node_modules"), ...names));
+if (!sdkDir && installed("@langchain", "react")) PAGES["langchain-react"] = "langchain-react";
+// assistant-ui's page runs on the lockfile's SDK (its peer), as an assistant-ui app does.
+if (!sdkDir && installed("@assistant-ui", "react-langgraph")) PAGES["assistant-ui"] = "assistant-ui";
 const { metafile } = await build({
   entryPoints: Object.values(PAGES).map((name) => join(here, `${name}.jsx`)),
   bundle: true,
