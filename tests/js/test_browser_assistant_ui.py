@@ -148,7 +148,8 @@ async def test_measure_the_browser_table(
             )
             rows[name][column] = cell(outcome.turns)
     measured_on = (
-        f"@assistant-ui/react-langgraph {table.package_version('@assistant-ui', 'react-langgraph')},"
+        "@assistant-ui/react-langgraph"
+        f" {table.package_version('@assistant-ui', 'react-langgraph')},"
         f" @assistant-ui/react {table.package_version('@assistant-ui', 'react')},"
         f" @langchain/langgraph-sdk {table.package_version('@langchain', 'langgraph-sdk')},"
         f" {table.environment(browser)}"
