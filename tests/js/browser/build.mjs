@@ -70,6 +70,26 @@ const { metafile } = await build({
   define: { "process.env.NODE_ENV": '"production"' },
   logLevel: "warning",
 });
+// The Svelte page, where @langchain/svelte is installed: its own build, with the Svelte
+// compiler (esbuild-svelte) and Svelte's export conditions.
+if (!sdkDir && installed("@langchain", "svelte")) {
+  const { default: sveltePlugin } = await import(
+    join(external ?? join(pkg, "node_modules"), "esbuild-svelte", "dist", "index.mjs")
+  );
+  await build({
+    entryPoints: [join(here, "svelte.js")],
+    bundle: true,
+    format: "esm",
+    outdir,
+    nodePaths,
+    conditions: ["svelte", "browser"],
+    mainFields: ["svelte", "browser", "module", "main"],
+    plugins: [sveltePlugin({ compilerOptions: { css: "injected" } })],
+    define: { "process.env.NODE_ENV": '"production"' },
+    logLevel: "warning",
+  });
+  PAGES.svelte = "svelte";
+}
 for (const [html, name] of Object.entries(PAGES)) {
   writeFileSync(
     join(outdir, `${html}.html`),
