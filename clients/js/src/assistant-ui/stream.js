@@ -14,18 +14,20 @@
 //   user asks for (assistant-ui aborts `config.abortSignal`) cancels the run itself;
 // - the submit is tagged with a request id and the client's fetch made exactly-once
 //   (core/once.js): a POST cut before its response never starts a second run;
-// - once the stream ends, however it ended, the run is followed through the route until
-//   it settles (the newest text shown meanwhile), then the thread's state is yielded as
-//   a `values` event with the route's text in the answer message: assistant-ui replaces
-//   its messages with these, so the turn ends on the checkpoint's answer, never failed.
-//   A run that ended in error keeps the error event the stream gave it.
+// - the run is followed through the route (`?wait=` long-polls) from the moment it has
+//   an id; once the stream ended, however it ended, and the route says the run is over,
+//   the thread's state is yielded as a `values` event with the route's text in the
+//   answer message: assistant-ui replaces its messages with these, so the turn ends on
+//   the checkpoint's answer, never failed. A stream still open then (stalled, or the
+//   SDK waiting to retry a cut) is ended: the run is over. A run that ended in error
+//   keeps the error event the stream gave it.
 
 import { unstable_createLangGraphStream } from "@assistant-ui/react-langgraph";
 
-import { routeAnswers } from "../core/answers.js";
+import { STREAM_GRACE_MS } from "../core/follow.js";
 import { replaceText, withFinalAnswer } from "../core/messages.js";
 import { withExactlyOnce } from "../core/once.js";
-import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY, findRun } from "../core/settle.js";
+import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY, findRun, settleFinalAnswer } from "../core/settle.js";
 import { newRequestId } from "../core/stream.js";
 
 const MESSAGE_EVENTS = new Set(["messages/partial", "messages/complete"]);
@@ -44,11 +46,17 @@ export function createLangGraphStreamWithRecovery(options) {
 
   return async (messages, config) => {
     const call = { threadId: null, runId: null, requestId: newRequestId() };
+    // The follow's signal (aborted when the turn's iteration ends), and the stream's own:
+    // a stream the route called over is ended through it, never through the app's.
+    const internal = new AbortController();
+    const stream = new AbortController();
+    internal.abortStream = () => stream.abort();
     const tagging = {
       runs: {
         stream(threadId, assistant, payload) {
           call.threadId = threadId;
-          return client.runs.stream(threadId, assistant, tagged(payload, call));
+          const signal = eitherSignal(payload.signal, stream.signal);
+          return client.runs.stream(threadId, assistant, { ...tagged(payload, call), signal });
         },
       },
     };
@@ -62,7 +70,7 @@ export function createLangGraphStreamWithRecovery(options) {
     const signal = config.abortSignal;
     // The server no longer cancels on a drop: a cancel the user asked for is sent.
     signal?.addEventListener("abort", () => cancelRun(client, call), { once: true });
-    return recovering(events, { client, call, signal, maxWaitMs });
+    return recovering(events, { client, call, signal, internal, maxWaitMs });
   };
 }
 
@@ -113,64 +121,104 @@ function interruptsOf(state) {
   return tasks.flatMap((task) => (Array.isArray(task?.interrupts) ? task.interrupts : []));
 }
 
+/** `a` and `b` as one signal: aborted when either is. */
+function eitherSignal(a, b) {
+  if (!a) return b;
+  if (typeof AbortSignal.any === "function") return AbortSignal.any([a, b]);
+  const both = new AbortController();
+  for (const signal of [a, b]) {
+    if (signal.aborted) both.abort(signal.reason);
+    else signal.addEventListener("abort", () => both.abort(signal.reason), { once: true });
+  }
+  return both.signal;
+}
+
 /**
- * Yield upstream's events as they come; then follow the run through the route and end
- * on the thread's state with the route's answer (see the header).
+ * The run followed through the route from the moment it has an id: `answer` (the
+ * settled answer, or null when the route failed or the follow was left), and `over`,
+ * which resolves `STREAM_GRACE_MS` after the route said the run is complete: a stream
+ * still open then can only be stalled or retrying.
  */
-async function* recovering(events, { client, call, signal, maxWaitMs }) {
+function followRun(client, call, signal, maxWaitMs) {
+  const { apiUrl, headers } = routeOf(client);
+  const answer = settleFinalAnswer({ apiUrl, threadId: call.threadId, runId: call.runId, headers, signal, maxWaitMs })
+    .catch(() => null);
+  const over = answer.then((settled) =>
+    settled && settled.complete ? new Promise((resolve) => setTimeout(resolve, STREAM_GRACE_MS)) : NEVER,
+  );
+  return { answer, over };
+}
+
+const NEVER = new Promise(() => {});
+
+/**
+ * Yield upstream's events as they come, the run followed through the route meanwhile;
+ * once the stream ended (or, the route having said the run is over, was ended), end on
+ * the thread's state with the route's answer (see the header).
+ */
+async function* recovering(events, { client, call, signal, internal, maxWaitMs }) {
   const seen = new Map();
+  const iterator = events[Symbol.asyncIterator]();
+  const canFollow = Boolean(routeOf(client).apiUrl);
+  let follow = null;
   let failure = null;
   let runFailed = false;
   try {
-    for await (const chunk of events) {
+    for (;;) {
+      if (follow === null && canFollow && call.runId && call.threadId) {
+        follow = followRun(client, call, internal.signal, maxWaitMs);
+      }
+      const next = iterator.next();
+      const step = await Promise.race([
+        next.then(
+          (result) => ({ result }),
+          (error) => ({ error }),
+        ),
+        follow ? follow.over.then(() => ({ over: true })) : NEVER,
+      ]);
+      if (step.over) {
+        // Not awaited: a stream waiting out its retry delay settles late, if at all.
+        next.catch(() => {});
+        internal.abortStream();
+        iterator.return?.()?.catch?.(() => {});
+        break;
+      }
+      if (step.error !== undefined) {
+        failure = step.error;
+        break;
+      }
+      if (step.result.done) break;
+      const chunk = step.result.value;
       if (chunk.event === "metadata" && chunk.data?.run_id) call.runId = call.runId ?? chunk.data.run_id;
       if (chunk.event === "error") runFailed = true;
       noteMessages(chunk, seen);
       yield chunk;
     }
-  } catch (error) {
-    failure = error;
-  }
-  if (signal?.aborted || runFailed || !call.threadId) {
-    if (failure !== null) throw failure;
-    return;
-  }
-  const { apiUrl, headers } = routeOf(client);
-  if (!apiUrl) {
-    if (failure !== null) throw failure;
-    return;
-  }
-  if (!call.runId) {
-    // The stream died before naming its run: find it by its tag (none: no run was made).
-    call.runId = await findRun({ url: apiUrl, threadId: call.threadId, requestId: call.requestId, headers, signal }).catch(
-      () => null,
-    );
-    if (!call.runId) {
+    if (signal?.aborted || runFailed || !call.threadId || !canFollow) {
       if (failure !== null) throw failure;
       return;
     }
-  }
-  let answer = null;
-  try {
-    const updates = routeAnswers({ apiUrl, threadId: call.threadId, runId: call.runId, headers, signal, maxWaitMs });
-    for await (const update of updates) {
-      if (update.answer) answer = update.answer;
-      const latest = update.latest;
-      if (latest && !latest.complete && latest.content && latest.message_id) {
-        // The stream is gone and the run goes on: its newest text, in its message.
-        const known = seen.get(latest.message_id) ?? { id: latest.message_id, type: "ai", content: "" };
-        yield { event: "messages/partial", data: [replaceText(known, latest.content)] };
+    if (!call.runId) {
+      // The stream died before naming its run: find it by its tag (none: no run was made).
+      const { apiUrl, headers } = routeOf(client);
+      const found = { url: apiUrl, threadId: call.threadId, requestId: call.requestId, headers, signal };
+      call.runId = await findRun(found).catch(() => null);
+      if (!call.runId) {
+        if (failure !== null) throw failure;
+        return;
       }
     }
-  } catch (error) {
+    follow = follow ?? followRun(client, call, internal.signal, maxWaitMs);
+    const answer = await follow.answer;
     if (signal?.aborted) return;
-    throw failure ?? error;
+    if (!answer || !answer.complete) {
+      if (failure !== null) throw failure;
+      return;
+    }
+    yield* authoritative(client, call, answer, seen, signal);
+  } finally {
+    internal.abort();
   }
-  if (!answer || !answer.complete) {
-    if (failure !== null) throw failure;
-    return;
-  }
-  yield* authoritative(client, call, answer, seen, signal);
 }
 
 /** The thread's state as a `values` event, the answer message showing the route's text. */

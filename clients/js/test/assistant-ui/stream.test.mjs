@@ -129,13 +129,27 @@ test("a stream cut before naming its run finds it by its tag", async () => {
   assert.equal(events.at(-1).data.messages.at(-1).content, FINAL.content);
 });
 
-test("a run that errored keeps its error event and reads no route", async () => {
+test("a run that errored ends on its error event, nothing after it", async () => {
   const error = { event: "error", data: { error: "boom" } };
   const { client, calls } = scriptedClient([{ event: "metadata", data: { run_id: "run-1" } }, error]);
   const stream = createLangGraphStreamWithRecovery({ client, assistantId: "a" });
   const events = await drain(await stream([], config()));
   assert.deepEqual(events.at(-1), error);
-  assert.equal(calls.length, 0);
+  assert.ok(!calls.some((c) => c.path.endsWith("/state")));
+});
+
+test("a stream still open once the route said the run is over is ended, its signal aborted", async () => {
+  const { client, sent } = scriptedClient([]);
+  client.runs.stream = async function* (threadId, assistantId, payload) {
+    sent.push(payload);
+    yield { event: "metadata", data: { run_id: "run-1" } };
+    yield partial("## Ans");
+    await new Promise(() => {}); // stalled, or waiting out a retry delay
+  };
+  const stream = createLangGraphStreamWithRecovery({ client, assistantId: "a" });
+  const events = await drain(await stream([], config()));
+  assert.equal(events.at(-1).data.messages.at(-1).content, FINAL.content);
+  assert.equal(sent[0].signal.aborted, true);
 });
 
 test("a cut whose run the server never made rethrows the cut", async () => {
