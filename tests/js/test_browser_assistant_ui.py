@@ -98,6 +98,7 @@ async def test_two_turns_cut_mid_answer_end_on_the_route_answer(
         assert turn.exact, f"turn {i}: not the route's answer; {context}"
         assert turn.delay is not None, f"turn {i}: shown late; {context}"
         assert turn.runs == 1, f"turn {i}: {turn.runs} runs for one submit; {context}"
+        assert turn.tool_calls >= i, f"turn {i}: its tool call not shown; {context}"
         # Tokens streamed before the cut, as they did without the recovery.
         assert turn.lengths >= 5 and turn.lengths * 2 >= control.lengths, context
     # The control: without the recovery, a cut turn ends on a truncated answer.

@@ -46,6 +46,7 @@ class Turn:
     thread_id: str
     run_id: str
     status: str = "success"  # the run's, as the server ended it
+    tool_calls: int = 0  # tool calls the page showed, all turns so far
 
     @property
     def exact(self) -> bool:
@@ -130,7 +131,8 @@ async def ask(page: Page, api: str, turns: int) -> list[Turn]:
         answer, delay = await _shown(page, turn, expected, ended)
         runs = len(await runs_of(api, thread_id)) - runs_before
         status = await run_status(api, thread_id, run_id)
-        shown.append(Turn(expected, answer, delay, lengths, runs, thread_id, run_id, status))
+        tools = await page.locator(".part-tool").count()
+        shown.append(Turn(expected, answer, delay, lengths, runs, thread_id, run_id, status, tools))
     return shown
 
 
