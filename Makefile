@@ -90,14 +90,16 @@ layer-table: $(STAMP)
 
 # What a browser shows per fault (docs/webui-browser-table.md): bare useStream vs
 # useStreamWithRecovery on each SDK of the matrix (tests/support/jstools.py's SDKS), and
-# @langchain/react bare vs its drop-in. Each group of columns is measured by its own test
-# and merged into the file with what it was measured on (tests/support/browser_table.py),
-# so TABLE_K can re-measure one group alone: TABLE_K=sdk-1.15.0 (useStream on that SDK),
-# TABLE_K=sdk-1.9.25, or TABLE_K=langchain_react.
+# @langchain/react, assistant-ui and @langchain/svelte bare vs their drop-ins. Each group
+# of columns is measured by its own test and merged into the file with what it was
+# measured on (tests/support/browser_table.py), so TABLE_K can re-measure one group alone:
+# TABLE_K=sdk-1.15.0 (useStream on that SDK), TABLE_K=sdk-1.9.25, TABLE_K=langchain_react,
+# TABLE_K=assistant_ui or TABLE_K=svelte.
 TABLE_K ?=
 webui-browser-table: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP)
 	EVOSCIENTIST_BROWSER_TABLE=docs/webui-browser-table.md $(BIN)/python -m pytest -q \
 		tests/js/test_browser_recovery.py tests/js/test_browser_langchain_react.py \
+		tests/js/test_browser_assistant_ui.py tests/js/test_browser_svelte.py \
 		-k "measure$(if $(TABLE_K), and $(TABLE_K))"
 
 # Timings, not tests: medians side by side, written to docs/benchmarks.md and

@@ -57,6 +57,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 ONE_AT_A_TIME = {
     "tests/js/test_browser_langchain_react.py": "chromium",
     "tests/js/test_browser_recovery.py": "chromium",
+    "tests/js/test_browser_assistant_ui.py": "chromium",
+    "tests/js/test_browser_svelte.py": "chromium",
 }
 
 # The modules whose groups take longest (``--durations``): browsers and node suites on

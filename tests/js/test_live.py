@@ -112,14 +112,14 @@ def servers(
         yield started[0], started[1]
 
 
-async def _sdk_stream_bytes(server: DevServer) -> int:
-    """Bytes of one healthy run stream with the WebUI's stream modes."""
+async def _sdk_stream_bytes(server: DevServer, modes: dict[str, Any] | None = None) -> int:
+    """Bytes of one healthy run stream with the WebUI's stream modes (or ``modes``)."""
     thread_id = await new_thread(server.url)
     body = {
         "assistant_id": ASSISTANT,
         "input": {"messages": [{"role": "user", "content": BASELINE_QUESTION}]},
         "stream_resumable": True,
-        **SDK_STREAM,
+        **(modes or SDK_STREAM),
     }
     async with FaultProxy(server.port, Fault()) as proxy:
         async with (
@@ -311,3 +311,38 @@ async def test_js_submits_cut_before_the_response_make_one_run(
 async def test_the_live_tests_import_the_sdk_under_test(node: str, sdk: dict[str, str]) -> None:
     code, output = await _run_node(node, LIVE / "sdk-version.test.mjs", {}, sdk)
     assert code == 0 and "# pass 1" in output, output
+
+
+# assistant-ui's default stream modes (unstable_createLangGraphStream).
+AUI_STREAM = {"stream_mode": ["messages", "updates", "custom"]}
+
+
+async def test_assistant_ui_stream_ends_on_the_route_answer_through_cuts(
+    node: str, sdk: dict[str, str], servers: tuple[DevServer, DevServer]
+) -> None:
+    """clients/js/test/live/assistant-ui.test.mjs: the `./assistant-ui` stream callback
+    through a cut mid-answer on every run stream, and a POST cut before its response."""
+    direct, _ = servers
+    total = await _sdk_stream_bytes(direct, AUI_STREAM)
+    faults = {
+        "every stream cut mid-answer": Fault("cut", int(MID * total), times=None),
+        "cut before the response": Fault("cut", 0, match=("/runs/stream",)),
+    }
+    proxies: dict[str, FaultProxy] = {}
+    try:
+        for name, fault in faults.items():
+            proxies[name] = await jstools.OneRequestProxy(direct.port, fault).start()
+        code, output = await _run_node(
+            node,
+            LIVE / "assistant-ui.test.mjs",
+            {
+                "EVOSCI_DIRECT_URL": direct.url,
+                "EVOSCI_AUI_PROXIES": json.dumps({n: p.url for n, p in proxies.items()}),
+            },
+            sdk,
+        )
+    finally:
+        for proxy in proxies.values():
+            await proxy.stop()
+    report = {name: vars(proxy.stats) for name, proxy in proxies.items()}
+    _check(code, output, proxies, f"baseline {total} B; proxies {json.dumps(report)}\n{output}")

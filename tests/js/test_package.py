@@ -14,7 +14,7 @@ from tests.support import jstools
 
 # The unit tests, in test/'s folders that mirror src/'s (one per entry point); test/live
 # holds the tests that need a server (tests/js/test_live.py runs them).
-UNIT_DIRS = ("core", "react", "langchain-react")
+UNIT_DIRS = ("core", "react", "langchain-react", "controller", "assistant-ui")
 LIVE_DIR = jstools.PACKAGE / "test" / "live"
 
 
@@ -121,7 +121,7 @@ def test_unit_tests_and_declarations_on_the_newest_sdk(tmp_path: Path) -> None:
 
 def test_unit_tests_on_the_core_floor() -> None:
     """The unit tests again, every import of @langchain/core (the package's own, in
-    src/langchain-react/messages.js, included) resolved to ``jstools.CORE_FLOOR``, the
+    src/controller/messages.js, included) resolved to ``jstools.CORE_FLOOR``, the
     oldest the peer range admits, through test/live/core-dir.mjs."""
     node = jstools.node()
     env = {**os.environ, **jstools.core_env()}

@@ -25,6 +25,8 @@ from tests.support.browser_page import Shown
 NOT_APPLICABLE = "—"
 NOT_MEASURED = "not measured"
 LANGCHAIN_REACT = "@langchain/react"
+ASSISTANT_UI = "assistant-ui"
+SVELTE = "@langchain/svelte"
 # A column's title: the setup, then its group.
 SEPARATOR = " · "
 INTRO = (
@@ -39,7 +41,7 @@ def sdk_group(sdk: str) -> str:
 
 
 def group_order() -> list[str]:
-    return [*(sdk_group(sdk) for sdk in jstools.SDKS), LANGCHAIN_REACT]
+    return [*(sdk_group(sdk) for sdk in jstools.SDKS), LANGCHAIN_REACT, ASSISTANT_UI, SVELTE]
 
 
 def _verdict(run: Shown) -> str:

@@ -152,7 +152,7 @@ def sdk_params(module: str) -> list[Any]:
 
 
 # ---- @langchain/core's floor. The package itself builds one message with it
-# (src/langchain-react/messages.js: a missing answer as an `AIMessage`), and its peer
+# (src/controller/messages.js: a missing answer as an `AIMessage`), and its peer
 # range is @langchain/react's own (^1.1.48): the unit tests run on that floor too,
 # installed by `make install` with `npm install --no-save` into
 # node_modules/.core/<version>, as NEWEST_SDK is. The browser pages use the lockfile's

@@ -54,9 +54,10 @@ const plugins = sdkDir
 // and langchain-react.jsx where that binding is installed. The binding brings its own SDK
 // (it pins one), so its page is left out of a build for another SDK.
 const PAGES = { index: "app", streaming: "streaming" };
-if (!sdkDir && existsSync(join(external ?? join(pkg, "node_modules"), "@langchain", "react"))) {
-  PAGES["langchain-react"] = "langchain-react";
-}
+const installed = (...names) => existsSync(join(external ?? join(pkg, "node_modules"), ...names));
+if (!sdkDir && installed("@langchain", "react")) PAGES["langchain-react"] = "langchain-react";
+// assistant-ui's page runs on the lockfile's SDK (its peer), as an assistant-ui app does.
+if (!sdkDir && installed("@assistant-ui", "react-langgraph")) PAGES["assistant-ui"] = "assistant-ui";
 const { metafile } = await build({
   entryPoints: Object.values(PAGES).map((name) => join(here, `${name}.jsx`)),
   bundle: true,
@@ -69,6 +70,26 @@ const { metafile } = await build({
   define: { "process.env.NODE_ENV": '"production"' },
   logLevel: "warning",
 });
+// The Svelte page, where @langchain/svelte is installed: its own build, with the Svelte
+// compiler (esbuild-svelte) and Svelte's export conditions.
+if (!sdkDir && installed("@langchain", "svelte")) {
+  const { default: sveltePlugin } = await import(
+    join(external ?? join(pkg, "node_modules"), "esbuild-svelte", "dist", "index.mjs")
+  );
+  await build({
+    entryPoints: [join(here, "svelte.js")],
+    bundle: true,
+    format: "esm",
+    outdir,
+    nodePaths,
+    conditions: ["svelte", "browser"],
+    mainFields: ["svelte", "browser", "module", "main"],
+    plugins: [sveltePlugin({ compilerOptions: { css: "injected" } })],
+    define: { "process.env.NODE_ENV": '"production"' },
+    logLevel: "warning",
+  });
+  PAGES.svelte = "svelte";
+}
 for (const [html, name] of Object.entries(PAGES)) {
   writeFileSync(
     join(outdir, `${html}.html`),

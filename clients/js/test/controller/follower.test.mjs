@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { IDLE_RECOVERY } from "../../src/core/follow.js";
-import { RunFollower } from "../../src/langchain-react/follower.js";
+import { RunFollower } from "../../src/controller/follower.js";
 
 function setup({ loading = false, messages = [{ id: "m" }], error = undefined } = {}) {
   const state = { loading, messages, error, refreshes: [], renders: 0 };

@@ -14,7 +14,7 @@ import {
   socketRunStart,
   socketThreadUrl,
   startedResponse,
-} from "../../src/langchain-react/once.js";
+} from "../../src/controller/once.js";
 import { fakeClock, jsonResponse, mockServer } from "../fixtures.mjs";
 
 const COMMANDS_URL = "http://x/threads/t/commands";

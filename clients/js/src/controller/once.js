@@ -1,5 +1,5 @@
-// `exactlyOnceCommandsFetch`: the `fetch` the @langchain/react drop-in hands to the
-// binding's `useStream`, under which a `run.start` tagged with a request id never starts
+// `exactlyOnceCommandsFetch`: the `fetch` the @langchain/react and @langchain/svelte
+// drop-ins hand to the binding's `useStream` (both build the same v2 stream controller), under which a `run.start` tagged with a request id never starts
 // a second run.
 //
 // Who re-sends: with no `fetch` option, @langchain/react 1.1.0 builds its SSE transport

@@ -1,5 +1,5 @@
-// The route's answer put into @langchain/react's message list, whose entries are
-// @langchain/core message instances: a message whose text changes is rebuilt by its own
+// The route's answer put into a v2 stream controller's message list (@langchain/react,
+// @langchain/svelte), whose entries are @langchain/core message instances: a message whose text changes is rebuilt by its own
 // class (so `instanceof`, `.text`, `.contentBlocks`, `.type` and tool calls still work),
 // never spread into a plain object; every other message is returned as it is.
 

@@ -11,7 +11,7 @@ import {
   ToolMessage,
 } from "@langchain/core/messages";
 
-import { cloneWithContent, overlayAnswers, withText } from "../../src/langchain-react/messages.js";
+import { cloneWithContent, overlayAnswers, withText } from "../../src/controller/messages.js";
 
 const final = (content, messageId = "a2") => ({ content, message_id: messageId, run_id: "r" });
 

@@ -1,8 +1,10 @@
-// Follows the runs of one @langchain/react `useStream` through the final-answer route.
-// No React here: the hook (use-stream.js) feeds it the binding's callbacks and
-// reads `answers`, `final`, `frozen` and `recovery` when it renders.
+// Follows the runs of one v2 stream controller (`StreamController` from
+// @langchain/langgraph-sdk/stream, under @langchain/react's and @langchain/svelte's
+// `useStream`) through the final-answer route. No framework here: binding.js feeds it the
+// controller's callbacks, and a framework's hook reads `answers`, `final`, `frozen` and
+// `recovery` when it renders.
 //
-// Why it must also end streams: @langchain/react reconnects a cut `/stream/events`
+// Why it must also end streams: the controller reconnects a cut `/stream/events`
 // without a cursor, the server replays the whole thread, and a connection that keeps
 // being cut keeps being retried (attempts reset whenever a replay delivers an event), so
 // the binding can stay loading, reconnecting, long after the run ended. Once the route

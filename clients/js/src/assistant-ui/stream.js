@@ -1,0 +1,244 @@
+// `createLangGraphStreamWithRecovery`: the `stream` callback `useLangGraphRuntime`
+// (@assistant-ui/react-langgraph 0.14) takes, as `unstable_createLangGraphStream` builds
+// it, plus the final-answer route. The request is upstream's own (its builder is called
+// with a client whose `runs.stream` adds three fields), so the input, command, checkpoint
+// and config it sends, and every event it yields, stay assistant-ui's.
+//
+// What assistant-ui does without it (0.14.25, dist/useLangGraphMessages.js): a cut that
+// the SDK cannot resume throws out of `for await`, and the turn is marked failed; a clean
+// early end applies the last `values` event it saw, a truncated answer; nothing rejoins
+// the run. And `unstable_createLangGraphStream` sends `onDisconnect: "cancel"`, so the
+// server cancels the run when the browser's connection drops: the answer is never
+// written. Here:
+// - `onDisconnect` defaults to "continue" (an app's own value is kept), and a cancel the
+//   user asks for (assistant-ui aborts `config.abortSignal`) cancels the run itself;
+// - the submit is tagged with a request id and the client's fetch made exactly-once
+//   (core/once.js): a POST cut before its response never starts a second run;
+// - the run is followed through the route (`?wait=` long-polls) from the moment it has
+//   an id; once the stream ended, however it ended, and the route says the run is over,
+//   the thread's state is yielded as a `values` event with the route's text in the
+//   answer message: assistant-ui replaces its messages with these, so the turn ends on
+//   the checkpoint's answer, never failed. A stream still open then (stalled, or the
+//   SDK waiting to retry a cut) is ended: the run is over. A run that ended in error
+//   keeps the error event the stream gave it.
+
+import { unstable_createLangGraphStream } from "@assistant-ui/react-langgraph";
+
+import { STREAM_GRACE_MS } from "../core/follow.js";
+import { replaceText, withFinalAnswer } from "../core/messages.js";
+import { withExactlyOnce } from "../core/once.js";
+import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY, findRun, settleFinalAnswer } from "../core/settle.js";
+import { newRequestId } from "../core/stream.js";
+
+const MESSAGE_EVENTS = new Set(["messages/partial", "messages/complete"]);
+
+/**
+ * `unstable_createLangGraphStream(options)` that keeps the run alive across a dropped
+ * connection and ends each turn on the route's answer. Options: those of
+ * `unstable_createLangGraphStream` (`client`, `assistantId`, `streamMode`,
+ * `onDisconnect`, default "continue" here), and `recovery: { maxWaitMs }` (default
+ * 240 s: how long to follow a run after its stream ended).
+ */
+export function createLangGraphStreamWithRecovery(options) {
+  const { client, assistantId, streamMode, onDisconnect = "continue", recovery = {} } = options;
+  withExactlyOnce(client);
+  const maxWaitMs = recovery.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+
+  return async (messages, config) => {
+    const call = { threadId: null, runId: null, requestId: newRequestId() };
+    // The follow's signal (aborted when the turn's iteration ends), and the stream's own:
+    // a stream the route called over is ended through it, never through the app's.
+    const internal = new AbortController();
+    const stream = new AbortController();
+    internal.abortStream = () => stream.abort();
+    const tagging = {
+      runs: {
+        stream(threadId, assistant, payload) {
+          call.threadId = threadId;
+          const signal = eitherSignal(payload.signal, stream.signal);
+          return client.runs.stream(threadId, assistant, { ...tagged(payload, call), signal });
+        },
+      },
+    };
+    const upstream = unstable_createLangGraphStream({
+      client: tagging,
+      assistantId,
+      ...(streamMode === undefined ? {} : { streamMode }),
+      onDisconnect,
+    });
+    const events = await upstream(messages, config);
+    const signal = config.abortSignal;
+    // The server no longer cancels on a drop: a cancel the user asked for is sent.
+    signal?.addEventListener("abort", () => cancelRun(client, call), { once: true });
+    return recovering(events, { client, call, signal, internal, maxWaitMs });
+  };
+}
+
+/** The payload upstream built, resumable, tagged, and naming its run to `call`. */
+function tagged(payload, call) {
+  return {
+    ...payload,
+    streamResumable: true,
+    metadata: { ...(payload.metadata || {}), [REQUEST_ID_KEY]: call.requestId },
+    onRunCreated(meta) {
+      call.runId = call.runId ?? meta?.run_id ?? null;
+      payload.onRunCreated?.(meta);
+    },
+  };
+}
+
+function routeOf(client) {
+  const runs = client.runs || {};
+  return { apiUrl: runs.apiUrl, headers: { ...(runs.defaultHeaders || {}) } };
+}
+
+async function cancelRun(client, call) {
+  try {
+    if (!call.runId && call.threadId) {
+      const { apiUrl, headers } = routeOf(client);
+      call.runId = await findRun({ url: apiUrl, threadId: call.threadId, requestId: call.requestId, headers });
+    }
+    if (call.runId && typeof client.runs.cancel === "function") {
+      await client.runs.cancel(call.threadId, call.runId);
+    }
+  } catch {
+    // the run ended meanwhile, or the server is gone: nothing left to cancel
+  }
+}
+
+/** The messages an event carries, by id: the newest version of each the stream showed. */
+function noteMessages(chunk, seen) {
+  let list = null;
+  if (MESSAGE_EVENTS.has(chunk.event) && Array.isArray(chunk.data)) list = chunk.data;
+  else if (chunk.event === "values" && Array.isArray(chunk.data?.messages)) list = chunk.data.messages;
+  for (const message of list || []) {
+    if (message && message.id != null) seen.set(message.id, message);
+  }
+}
+
+function interruptsOf(state) {
+  const tasks = Array.isArray(state?.tasks) ? state.tasks : [];
+  return tasks.flatMap((task) => (Array.isArray(task?.interrupts) ? task.interrupts : []));
+}
+
+/** `a` and `b` as one signal: aborted when either is. */
+function eitherSignal(a, b) {
+  if (!a) return b;
+  if (typeof AbortSignal.any === "function") return AbortSignal.any([a, b]);
+  const both = new AbortController();
+  for (const signal of [a, b]) {
+    if (signal.aborted) both.abort(signal.reason);
+    else signal.addEventListener("abort", () => both.abort(signal.reason), { once: true });
+  }
+  return both.signal;
+}
+
+/**
+ * The run followed through the route from the moment it has an id: `answer` (the
+ * settled answer, or null when the route failed or the follow was left), and `over`,
+ * which resolves `STREAM_GRACE_MS` after the route said the run is complete: a stream
+ * still open then can only be stalled or retrying.
+ */
+function followRun(client, call, signal, maxWaitMs) {
+  const { apiUrl, headers } = routeOf(client);
+  const answer = settleFinalAnswer({ apiUrl, threadId: call.threadId, runId: call.runId, headers, signal, maxWaitMs })
+    .catch(() => null);
+  const over = answer.then((settled) =>
+    settled && settled.complete ? new Promise((resolve) => setTimeout(resolve, STREAM_GRACE_MS)) : NEVER,
+  );
+  return { answer, over };
+}
+
+const NEVER = new Promise(() => {});
+
+/**
+ * Yield upstream's events as they come, the run followed through the route meanwhile;
+ * once the stream ended (or, the route having said the run is over, was ended), end on
+ * the thread's state with the route's answer (see the header).
+ */
+async function* recovering(events, { client, call, signal, internal, maxWaitMs }) {
+  const seen = new Map();
+  const iterator = events[Symbol.asyncIterator]();
+  const canFollow = Boolean(routeOf(client).apiUrl);
+  let follow = null;
+  let failure = null;
+  let runFailed = false;
+  try {
+    for (;;) {
+      if (follow === null && canFollow && call.runId && call.threadId) {
+        follow = followRun(client, call, internal.signal, maxWaitMs);
+      }
+      const next = iterator.next();
+      const step = await Promise.race([
+        next.then(
+          (result) => ({ result }),
+          (error) => ({ error }),
+        ),
+        follow ? follow.over.then(() => ({ over: true })) : NEVER,
+      ]);
+      if (step.over) {
+        // Not awaited: a stream waiting out its retry delay settles late, if at all.
+        next.catch(() => {});
+        internal.abortStream();
+        iterator.return?.()?.catch?.(() => {});
+        break;
+      }
+      if (step.error !== undefined) {
+        failure = step.error;
+        break;
+      }
+      if (step.result.done) break;
+      const chunk = step.result.value;
+      if (chunk.event === "metadata" && chunk.data?.run_id) call.runId = call.runId ?? chunk.data.run_id;
+      if (chunk.event === "error") runFailed = true;
+      noteMessages(chunk, seen);
+      yield chunk;
+    }
+    if (signal?.aborted || runFailed || !call.threadId || !canFollow) {
+      if (failure !== null) throw failure;
+      return;
+    }
+    if (!call.runId) {
+      // The stream died before naming its run: find it by its tag (none: no run was made).
+      const { apiUrl, headers } = routeOf(client);
+      const found = { url: apiUrl, threadId: call.threadId, requestId: call.requestId, headers, signal };
+      call.runId = await findRun(found).catch(() => null);
+      if (!call.runId) {
+        if (failure !== null) throw failure;
+        return;
+      }
+    }
+    follow = follow ?? followRun(client, call, internal.signal, maxWaitMs);
+    const answer = await follow.answer;
+    if (signal?.aborted) return;
+    if (!answer || !answer.complete) {
+      if (failure !== null) throw failure;
+      return;
+    }
+    yield* authoritative(client, call, answer, seen, signal);
+  } finally {
+    internal.abort();
+  }
+}
+
+/** The thread's state as a `values` event, the answer message showing the route's text. */
+async function* authoritative(client, call, answer, seen, signal) {
+  let state = null;
+  try {
+    state = typeof client.threads?.getState === "function" ? await client.threads.getState(call.threadId) : null;
+  } catch {
+    state = null;
+  }
+  if (signal?.aborted) return;
+  if (state && state.values && Array.isArray(state.values.messages)) {
+    const values = { ...state.values, messages: withFinalAnswer(state.values.messages, answer) };
+    yield { event: "values", data: values };
+    const interrupts = interruptsOf(state);
+    if (interrupts.length) yield { event: "updates", data: { __interrupt__: interrupts } };
+    return;
+  }
+  if (answer.content && answer.message_id) {
+    const known = seen.get(answer.message_id) ?? { id: answer.message_id, type: "ai", content: "" };
+    yield { event: "messages/complete", data: [replaceText(known, answer.content)] };
+  }
+}

@@ -1,0 +1,173 @@
+// The recovery of one v2 stream controller (`StreamController`, which @langchain/react's
+// and @langchain/svelte's `useStream` both build), with no framework: what a binding's
+// drop-in hands the framework's `useStream` (`streamOptions`), what it shows in place of
+// the framework's fields (`view`), and its `submit`. A framework's drop-in keeps a
+// `RecoveryBinding` for the component's life and adds only what its framework does:
+// re-render on `rerender()`, call `observe` when the controller's thread or loading flag
+// changes, `dispose` on unmount (langchain-react/use-stream.js, svelte/use-stream.js).
+
+import { IDLE_RECOVERY, routeHeaders } from "../core/follow.js";
+import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "../core/settle.js";
+import { newRequestId } from "../core/stream.js";
+import { RunFollower } from "./follower.js";
+import { overlayAnswers } from "./messages.js";
+import { exactlyOnceCommandsFetch, exactlyOnceWebSocketFactory } from "./once.js";
+
+/** How long a rebinding waits for the controller to close its old stream. */
+const TEARDOWN_LIMIT_MS = 2000;
+
+function within(promise, ms) {
+  let timer;
+  const limit = new Promise((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Rebind `controller` to `threadId`: its run is over (the route said so).
+ * `disconnect()` ends the local run without cancelling anything on the server; leaving
+ * the thread closes the transport (its reconnect loop ends); hydrating reads the
+ * thread's state, which holds what the stream missed (tool results, later steps).
+ */
+export async function rebind(controller, threadId) {
+  await controller.disconnect();
+  await within(controller.hydrate(null), TEARDOWN_LIMIT_MS);
+  await controller.hydrate(threadId);
+}
+
+export class RecoveryBinding {
+  /** `rerender()`: the framework shows the binding's fields again. */
+  constructor(rerender) {
+    this.follower = new RunFollower(rerender);
+    this.options = {};
+    this.once = null;
+    this.controller = null;
+    this.lastThreadId = undefined;
+    this.lastLoading = false;
+  }
+
+  /**
+   * The framework's `useStream` options for the app's `options` (`recovery` taken out):
+   * its transports made exactly-once (a transport the app built itself is its own), its
+   * callbacks telling the follower first. Callbacks read the newest options.
+   */
+  streamOptions(options) {
+    const { recovery: _recovery, ...streamOptions } = options;
+    this.options = options;
+    if (
+      this.once === null ||
+      this.once.fetchBase !== options.fetch ||
+      this.once.socketBase !== options.webSocketFactory
+    ) {
+      // Run starts exactly once (once.js): the SSE transport sends its commands through
+      // this fetch and retries none; the WebSocket transport opens its sockets through
+      // this factory, which answers a `run.start` cut before its answer.
+      this.once = {
+        fetchBase: options.fetch,
+        socketBase: options.webSocketFactory,
+        fetch: exactlyOnceCommandsFetch(options.fetch),
+        webSocketFactory: exactlyOnceWebSocketFactory(options.webSocketFactory, options.fetch),
+      };
+    }
+    const ownTransport = options.transport != null && typeof options.transport !== "string";
+    const follower = this.follower;
+    return {
+      ...streamOptions,
+      ...(ownTransport ? {} : { fetch: this.once.fetch, webSocketFactory: this.once.webSocketFactory }),
+      onThreadId: (id) => {
+        follower.threadNamed(id);
+        this.options.onThreadId?.(id);
+      },
+      onCreated: (meta) => {
+        follower.runCreated(meta && meta.runId);
+        this.options.onCreated?.(meta);
+      },
+      onReconnect: (info) => {
+        follower.reconnecting();
+        this.options.onReconnect?.(info);
+      },
+    };
+  }
+
+  /**
+   * What the drop-in shows for `base` (the framework's `useStream` value) on `controller`:
+   * `messages` and `values` with the route's answers, `isLoading` false once the route
+   * said the run is over, the error of a recovered run hidden, and `recovery`. Also
+   * points the follower at this controller and these options (call it on every render).
+   */
+  view(base, controller, apiUrl) {
+    const follower = this.follower;
+    const options = this.options;
+    this.controller = controller;
+    const final = follower.final;
+    const frozen = follower.frozen;
+    const messagesKey = options.messagesKey ?? "messages";
+    const messages = overlayAnswers(frozen ?? base.messages, follower.answers, final && final.answer);
+    const snapshot = () => controller.rootStore.getSnapshot();
+    follower.config = {
+      apiUrl: apiUrl ?? options.apiUrl,
+      headers: routeHeaders(options),
+      maxWaitMs: options.recovery?.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+      isLoading: () => snapshot().isLoading,
+      baseMessages: () => snapshot().messages,
+      baseError: () => snapshot().error,
+      shown: () => follower.shown ?? messages,
+      refresh: (threadId) => rebind(controller, threadId),
+    };
+    follower.shown = messages;
+    const over = final !== null && final.run === follower.run && final.answer.complete;
+    const values =
+      base.values && base.values[messagesKey] === messages
+        ? base.values
+        : { ...(base.values || {}), [messagesKey]: messages };
+    return {
+      values,
+      messages,
+      // A run the route says is over is not loading, whatever its stream still does.
+      isLoading: base.isLoading && !over && frozen === null,
+      isThreadLoading: frozen === null ? base.isThreadLoading : false,
+      error: follower.hidesError(base.error) ? undefined : base.error,
+      recovery: follower.recovery ?? IDLE_RECOVERY,
+    };
+  }
+
+  /**
+   * The controller shows `threadId` and is (not) `isLoading`: a thread shown anew is
+   * followed from its latest turn (unless a rebinding is under way), a change of the
+   * loading flag is a run's start or its stream's end.
+   */
+  observe({ threadId, isLoading }) {
+    const follower = this.follower;
+    if (threadId !== this.lastThreadId) {
+      this.lastThreadId = threadId;
+      if (follower.frozen === null) follower.threadShown(threadId ?? null);
+    }
+    if (isLoading !== this.lastLoading) {
+      this.lastLoading = isLoading;
+      follower.loadingChanged(isLoading);
+    }
+  }
+
+  /** `submit(input, options)` on `baseSubmit`, tagged with a request id, followed. */
+  submit(baseSubmit) {
+    const follower = this.follower;
+    return async (input, submitOptions) => {
+      await follower.beforeSubmit();
+      const requestId = newRequestId();
+      const run = follower.begin({ requestId });
+      try {
+        return await baseSubmit(input, {
+          ...submitOptions,
+          metadata: { ...(submitOptions?.metadata || {}), [REQUEST_ID_KEY]: requestId },
+        });
+      } finally {
+        follower.submitReturned(run);
+      }
+    };
+  }
+
+  dispose() {
+    this.follower.dispose();
+  }
+}

@@ -1,0 +1,195 @@
+"""`@evoscientist/final-answer/svelte`, proven in a real browser: a Svelte 5 chat page
+(tests/js/browser/Svelte.svelte, compiled by esbuild-svelte) on @langchain/svelte's
+`useStream` (bare) or, one import changed, `useStreamWithRecovery`, served from another
+origin than a real ``langgraph dev`` and loaded in headless Debian chromium, over SSE and
+over WebSocket; a fault-injecting proxy cuts the page's event streams.
+
+Each page asks two questions and every event stream of each turn is cut mid-answer: the
+adopted page shows each turn's answer exactly as the route's ``format=text`` gives it,
+one run per submit, its tokens streamed before the cut as the bare page's were. A
+`run.start` cut before its answer (the POST's response over SSE, the socket over
+WebSocket) runs once and shows its answer. The bare page's figures are printed and go to
+the table (docs/webui-browser-table.md).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import Browser, async_playwright
+
+from tests.support import browser_table as table
+from tests.support import jstools
+from tests.support.browser_langchain import SCENARIOS, TRANSPORTS, ProtocolProxy, server
+from tests.support.browser_page import build_page, static_site
+from tests.support.browser_turns import Outcome, cell, healthy_bytes, run_page
+from tests.support.servers import DevServer
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+PAGE = "svelte.html"
+TWO_CUT = "two runs in one page, both cut"
+CUT_BEFORE_RESPONSE = "cut before the response"
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    return jstools.node()
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[DevServer]:
+    jstools.chromium()
+    with server(tmp_path_factory.mktemp("svelte-browser")) as dev:
+        yield dev
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[str]:
+    page = build_page(node, tmp_path_factory.mktemp("svelte-page"))
+    assert (page / PAGE).exists(), "the Svelte page was not built"
+    with static_site(page) as url:
+        yield url
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def browser(node: str) -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(jstools.chromium()), args=jstools.CHROMIUM_ARGS
+        )
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+def page_of(site: str, hook: str, transport: str) -> Callable[[str], str]:
+    return lambda api: f"{site}/{PAGE}?api={api}&hook={hook}&transport={transport}"
+
+
+StreamBytes = Callable[[str], Awaitable[int]]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def stream_bytes(browser: Browser, site: str, api: DevServer) -> StreamBytes:
+    """A healthy event stream's size per transport, measured on its first use."""
+    sizes: dict[str, int] = {}
+
+    async def of(transport: str) -> int:
+        if transport not in sizes:
+            url_of = page_of(site, "bare", transport)
+            sizes[transport] = await healthy_bytes(browser, api, url_of, ProtocolProxy)
+        return sizes[transport]
+
+    return of
+
+
+async def both(
+    browser: Browser, site: str, api: DevServer, name: str, transport: str, total: int
+) -> tuple[Outcome, Outcome, str]:
+    """The scenario on the bare page, then on the adopted one; a description of both."""
+    scenario = SCENARIOS[name]
+    fault = scenario.fault(total, transport)
+    assert fault is not None
+    outcomes = [
+        await run_page(
+            browser, api, page_of(site, hook, transport), fault, scenario.turns, ProtocolProxy
+        )
+        for hook in ("bare", "recovery")
+    ]
+    context = "\n".join(
+        f"{hook} ({transport}): {cell(o.turns)}; {o.turns!r}; proxy {vars(o.proxy.stats)}"
+        for hook, o in zip(("bare", "recovery"), outcomes, strict=True)
+    )
+    print(context)
+    return outcomes[0], outcomes[1], context
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_two_turns_cut_mid_answer_end_on_the_route_answer(
+    transport: str, browser: Browser, site: str, api: DevServer, stream_bytes: StreamBytes
+) -> None:
+    total = await stream_bytes(transport)
+    bare, adopted, context = await both(browser, site, api, TWO_CUT, transport, total)
+    assert adopted.proxy.stats.fired >= 2, f"the fault did not cut both turns; {context}"
+    for i, (turn, control) in enumerate(zip(adopted.turns, bare.turns, strict=True), start=1):
+        assert turn.exact, f"turn {i}: not the route's answer; {context}"
+        assert turn.delay is not None, f"turn {i}: shown late; {context}"
+        assert turn.runs == 1, f"turn {i}: {turn.runs} runs for one submit; {context}"
+        # Tool calls show as on the bare page (@langchain/svelte 1.0.29 shows one for the
+        # two turns, bare or not).
+        assert turn.tool_calls >= max(1, control.tool_calls), f"turn {i}: tools; {context}"
+        # Tokens streamed before the cut as the bare page's did. (On the second turn the
+        # event stream replays the thread from its start: a cut placed in one turn's
+        # bytes lands in that replay, before the new answer, on both pages.)
+        assert turn.lengths * 2 >= control.lengths, f"turn {i}: tokens; {context}"
+    assert adopted.turns[0].lengths >= 5, f"tokens did not stream; {context}"
+    # The control: without the recovery, a turn cut on every stream ends short.
+    assert not all(turn.exact for turn in bare.turns), context
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_run_start_cut_before_its_answer_runs_once(
+    transport: str, browser: Browser, site: str, api: DevServer, stream_bytes: StreamBytes
+) -> None:
+    total = await stream_bytes(transport)
+    bare, adopted, context = await both(browser, site, api, CUT_BEFORE_RESPONSE, transport, total)
+    assert adopted.proxy.stats.fired >= 1 and bare.proxy.stats.fired >= 1, context
+    (turn,) = adopted.turns
+    assert turn.exact and turn.delay is not None and turn.runs == 1, context
+    # The control: over SSE the binding's client re-sends the cut command (two runs);
+    # over WebSocket nothing re-sends it, and the page never shows the run.
+    (control,) = bare.turns
+    assert control.runs == 2 or not control.shown, context
+
+
+# ---- the measured table (docs/webui-browser-table.md): @langchain/svelte's columns
+
+TABLE = os.environ.get("EVOSCIENTIST_BROWSER_TABLE")
+ROWS = (
+    "no fault",
+    CUT_BEFORE_RESPONSE,
+    "cut mid-answer",
+    "cut mid-answer, every reconnect cut",
+    TWO_CUT,
+)
+# column → (hook, transport)
+COLUMNS = {
+    "bare (SSE)": ("bare", "sse"),
+    "bare (WebSocket)": ("bare", "websocket"),
+    "+ recovery (SSE)": ("recovery", "sse"),
+    "+ recovery (WebSocket)": ("recovery", "websocket"),
+}
+
+
+@pytest.mark.skipif(not TABLE, reason="EVOSCIENTIST_BROWSER_TABLE not set")
+async def test_measure_the_browser_table(
+    browser: Browser, site: str, api: DevServer, stream_bytes: StreamBytes
+) -> None:
+    assert TABLE is not None
+    rows: dict[str, dict[str, str]] = {}
+    for name in ROWS:
+        scenario = SCENARIOS[name]
+        rows[name] = {}
+        for column, (hook, transport) in COLUMNS.items():
+            fault = scenario.fault(await stream_bytes(transport), transport)
+            if fault is None:
+                rows[name][column] = table.NOT_APPLICABLE
+                continue
+            url_of = page_of(site, hook, transport)
+            outcome = await run_page(browser, api, url_of, fault, scenario.turns, ProtocolProxy)
+            rows[name][column] = cell(outcome.turns)
+    nested = ("@langchain", "svelte", "node_modules", "@langchain", "langgraph-sdk")
+    measured_on = (
+        f"@langchain/svelte {table.package_version('@langchain', 'svelte')} with its"
+        f" @langchain/langgraph-sdk {table.package_version(*nested)},"
+        f" svelte {table.package_version('svelte')},"
+        f" @langchain/core {table.package_version('@langchain', 'core')},"
+        f" {table.environment(browser)}"
+    )
+    print(table.record(TABLE, table.SVELTE, measured_on, rows))
+    table.assert_recovery_exact(rows, [c for c in COLUMNS if "recovery" in c])

@@ -1,0 +1,183 @@
+"""Chat pages that show turns rather than message ids (assistant-ui's Thread, the Svelte
+page: tests/js/browser/answers.js reads each turn's answer off the rendered thread), in a
+real browser, cross-origin from a real ``langgraph dev`` behind the fault proxy.
+
+A page asks its questions one after the other; each turn is followed to its run's end on
+the server directly (not through the proxy), and what the page shows for it is read then
+and up to a bound after. Shared by tests/js/test_browser_assistant_ui.py,
+tests/js/test_browser_svelte.py and their columns of docs/webui-browser-table.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+from playwright.async_api import Browser, Page
+from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+from tests.support import jstools
+from tests.support.browser_langchain import question
+from tests.support.browser_page import SHOW_WITHIN_S, SUBMIT, nth_run, run_end, runs_of, thread_of
+from tests.support.proxy import Fault, FaultProxy
+from tests.support.servers import DevServer
+
+# How long past a run's end a page may take to show its answer before it counts as
+# never shown: generous (the Chromium pages share two cores with other tests); the
+# table's verdict is still about the first second (``SHOW_WITHIN_S``).
+LATE_WAIT_S = 10.0
+IDLE_WAIT_S = 30.0
+ANSWERS = "() => window.answers()"
+
+
+@dataclass
+class Turn:
+    """What the page showed for one question."""
+
+    expected: str  # the route's ``format=text`` answer
+    shown: str | None  # the turn's answer on the page, ``LATE_WAIT_S`` at most after the run's end
+    delay: float | None  # run end → exact answer on the page; None: never within LATE_WAIT_S
+    lengths: int  # distinct answer lengths the page showed before the run's end
+    runs: int  # runs this submit made
+    thread_id: str
+    run_id: str
+    status: str = "success"  # the run's, as the server ended it
+    tool_calls: int = 0  # tool calls the page showed, all turns so far
+
+    @property
+    def exact(self) -> bool:
+        return self.status == "success" and self.shown == self.expected
+
+    def verdict(self) -> str:
+        """One cell of the measured table, as ``Shown.verdict`` words it."""
+        if self.runs == 0:
+            return "the submit made no run"
+        if self.status != "success":
+            # `onDisconnect: "cancel"`: the dropped connection cancelled the run.
+            verdict = f"no answer: the run ended {self.status}"
+        elif self.exact and self.delay is not None and self.delay <= SHOW_WITHIN_S:
+            verdict = "exact"
+        elif self.exact:
+            verdict = f"exact {self.delay:.1f} s after the run's end"
+        elif not self.shown:
+            verdict = "no answer shown"
+        elif len(self.shown) > len(self.expected):
+            verdict = f"doubled: {len(self.shown)}/{len(self.expected)} chars"
+        else:
+            verdict = f"truncated: {len(self.shown)}/{len(self.expected)} chars"
+        if self.runs > 1:
+            verdict += f" ({self.runs} runs: the submit was re-sent)"
+        return verdict
+
+
+def cell(turns: list[Turn]) -> str:
+    if len(turns) == 1:
+        return turns[0].verdict()
+    return "; ".join(f"run {i}: {turn.verdict()}" for i, turn in enumerate(turns, start=1))
+
+
+async def open_page(page: Page, url: str) -> None:
+    await page.goto(url)
+    await page.wait_for_function("() => window.chat !== undefined && window.answers !== undefined")
+
+
+async def _distinct_lengths(page: Page, turn: int) -> int:
+    texts = await page.evaluate("t => window.shownAnswers[t] ?? []", turn)
+    return len({len(text) for text in texts if text})
+
+
+async def _shown(
+    page: Page, turn: int, expected: str, ended: float
+) -> tuple[str | None, float | None]:
+    try:
+        await page.wait_for_function(
+            "([t, want]) => window.answers()[t] === want",
+            arg=[turn, expected],
+            timeout=max(0.0, ended + LATE_WAIT_S - time.monotonic()) * 1000,
+            polling=20,
+        )
+        delay: float | None = time.monotonic() - ended
+    except PlaywrightTimeout:
+        delay = None
+    answers = await page.evaluate(ANSWERS)
+    return (answers[turn] if turn < len(answers) else None), delay
+
+
+async def ask(page: Page, api: str, turns: int) -> list[Turn]:
+    """Ask ``turns`` questions, each once the page is idle again; what each turn showed."""
+    shown: list[Turn] = []
+    for turn in range(turns):
+        runs_before = sum(t.runs for t in shown)
+        # A bare page can stay loading after a cut: its submit is tried anyway.
+        with contextlib.suppress(PlaywrightTimeout):
+            await page.wait_for_function("() => !window.chat.loading()", timeout=IDLE_WAIT_S * 1000)
+        await page.evaluate(SUBMIT, question())
+        thread_id = await thread_of(page)
+        try:
+            run_id = await nth_run(api, thread_id, runs_before + 1)
+        except AssertionError:
+            shown.append(Turn("", None, None, 0, 0, thread_id, "", "not made"))
+            continue
+        ended, expected, _ = await run_end(api, thread_id, run_id)
+        # A re-sent submit makes another run of the same input: follow the newest.
+        while (runs := await runs_of(api, thread_id))[-1] != run_id:
+            run_id = runs[-1]
+            ended, expected, _ = await run_end(api, thread_id, run_id)
+        lengths = await _distinct_lengths(page, turn)
+        answer, delay = await _shown(page, turn, expected, ended)
+        runs = len(await runs_of(api, thread_id)) - runs_before
+        status = await run_status(api, thread_id, run_id)
+        tools = await page.locator(".part-tool").count()
+        shown.append(Turn(expected, answer, delay, lengths, runs, thread_id, run_id, status, tools))
+    return shown
+
+
+async def run_status(api: str, thread_id: str, run_id: str) -> str:
+    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
+        response = await http.get(f"/threads/{thread_id}/runs/{run_id}")
+        response.raise_for_status()
+        return str(response.json()["status"])
+
+
+@dataclass
+class Outcome:
+    turns: list[Turn]
+    proxy: FaultProxy
+
+
+async def run_page(
+    browser: Browser,
+    api: DevServer,
+    url_of: Callable[[str], str],
+    fault: Fault,
+    turns: int,
+    proxy_class: type[FaultProxy] = jstools.OneRequestProxy,
+) -> Outcome:
+    """The page at ``url_of(proxy_url)`` through a proxy with ``fault``, asked ``turns``
+    questions."""
+    context = await browser.new_context()
+    proxy = await proxy_class(api.port, fault).start()
+    try:
+        page = await context.new_page()
+        await open_page(page, url_of(proxy.url))
+        return Outcome(await ask(page, api.url, turns), proxy)
+    finally:
+        await context.close()
+        await proxy.stop()
+
+
+async def healthy_bytes(
+    browser: Browser,
+    api: DevServer,
+    url_of: Callable[[str], str],
+    proxy_class: type[FaultProxy] = jstools.OneRequestProxy,
+) -> int:
+    """The longest response of one healthy turn, in bytes: where faults are placed."""
+    outcome = await run_page(browser, api, url_of, Fault(), 1, proxy_class)
+    assert outcome.turns[0].exact, outcome.turns
+    await asyncio.sleep(0)
+    return max(outcome.proxy.stats.downstream_bytes)
