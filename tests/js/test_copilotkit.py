@@ -42,6 +42,11 @@ AGENT_STREAM = {
 BASELINE_QUESTION = "What is a control group?"  # the first question the node test asks
 MID = 0.7  # of a healthy stream's bytes: inside the answer's tokens (they run ~33-95 %)
 RUN_STREAMS = ("/runs/stream", "/stream")
+# passthrough.test.mjs's graphs, beside the project's agent (graph id → repo-relative spec).
+PASSTHROUGH_GRAPHS = {
+    "interrupt": "tests/support/interrupt_graph.py:graph",
+    "failing": "tests/support/failing_graph.py:graph",
+}
 
 
 # The agent classes each cut is put to (tests/js/copilotkit/runtime.mjs's AGENTS): bare and
@@ -75,7 +80,9 @@ def proof_node() -> str:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     proof_node()
     root = tmp_path_factory.mktemp("copilotkit")
-    with langgraph_dev(root / "work", root / "data", env=SERVER_ENV) as started:
+    with langgraph_dev(
+        root / "work", root / "data", env=SERVER_ENV, extra_graphs=PASSTHROUGH_GRAPHS
+    ) as started:
         yield started
 
 
@@ -98,14 +105,14 @@ async def _agent_stream_bytes(server: DevServer) -> int:
         return max(proxy.stats.downstream_bytes)
 
 
-async def _run_node(node: str, env: dict[str, str]) -> tuple[int, str]:
+async def _run_node(node: str, test_file: str, env: dict[str, str]) -> tuple[int, str]:
     process = await asyncio.create_subprocess_exec(
         node,
         "--import",
         "./resolve.mjs",
         "--test",
         "--test-concurrency=1",
-        "copilotkit.test.mjs",
+        test_file,
         cwd=PROOF,
         env={**os.environ, "COPILOTKIT_TELEMETRY_DISABLED": "true", **env},
         stdout=asyncio.subprocess.PIPE,
@@ -156,6 +163,7 @@ async def test_copilot_runtime_through_every_cut(server: DevServer, tmp_path: Pa
         report_path = tmp_path / "report.json"
         code, output = await _run_node(
             node,
+            "copilotkit.test.mjs",
             {
                 "EVOSCI_DIRECT_URL": server.url,
                 "EVOSCI_CK_CUTS": json.dumps(spec),
@@ -190,6 +198,23 @@ async def test_copilot_runtime_through_every_cut(server: DevServer, tmp_path: Pa
         for turn, outcome in enumerate(entry["bare"]["outcomes"], 1):
             whole = outcome["finished"] and outcome["exact"] and not outcome["runError"]
             assert not whole, f"{name}, turn {turn}: bare survived the cut; {context}"
+
+
+async def test_without_a_cut_the_drop_in_sends_what_langgraph_agent_sends(
+    server: DevServer,
+) -> None:
+    """Tool calls, state snapshots and an interrupt pass through unchanged (bare and
+    adopted send the same events); a failed run ends on the route's ``RUN_ERROR``."""
+    node = proof_node()
+    graphs = {name: name for name in PASSTHROUGH_GRAPHS}
+    code, output = await _run_node(
+        node,
+        "passthrough.test.mjs",
+        {"EVOSCI_DIRECT_URL": server.url, "EVOSCI_CK_GRAPHS": json.dumps(graphs)},
+    )
+    print(output)
+    assert code == 0, output
+    assert "# pass 3" in output and "# fail 0" in output, output
 
 
 def test_the_declarations_typecheck_against_the_real_packages() -> None:

@@ -25,6 +25,7 @@ export async function ask(agent, question) {
   }
   const last = [...agent.messages].reverse().find((m) => m.role === "assistant" && m.content);
   return {
+    events,
     finished: events.some((event) => event.type === "RUN_FINISHED"),
     runError: events.find((event) => event.type === "RUN_ERROR") ?? null,
     error: error ? String(error.message ?? error) : null,

@@ -32,14 +32,22 @@ export const AGENTS = {
   "adopted-copilotkit": withFinalAnswer(CopilotKitAgent),
 };
 
-/** Serve a runtime whose agent talks to `deploymentUrl`; resolves to {url, close}. */
-export async function startRuntime({ deploymentUrl, agent = "bare", maxWaitMs = 90_000 }) {
+/**
+ * Serve a runtime whose agent (`graphId`, served as agent `AGENT`) talks to
+ * `deploymentUrl`; resolves to {url, close}.
+ */
+export async function startRuntime({
+  deploymentUrl,
+  agent = "bare",
+  graphId = AGENT,
+  maxWaitMs = 90_000,
+}) {
   const LangGraphAgent = AGENTS[agent];
   const runtime = new CopilotRuntime({
     agents: {
       [AGENT]: new LangGraphAgent({
         deploymentUrl,
-        graphId: AGENT,
+        graphId,
         ...(agent === "bare" ? {} : { finalAnswer: { maxWaitMs } }),
       }),
     },
