@@ -41,7 +41,8 @@ JS_CORE_DIR := $(JS)/node_modules/.core/$(JS_CORE)
 JS_CORE_STAMP := $(JS_CORE_DIR)/.installed
 
 # The CopilotKit proof's npm packages (tests/js/copilotkit: @copilotkit/runtime, @ag-ui/langgraph,
-# @ag-ui/client; ~290 MB), from a lockfile of its own, so clients/js's install stays small.
+# @ag-ui/client, @copilotkit/react-core and react for its page; ~720 MB), from a lockfile of
+# its own, so clients/js's install stays small.
 CK := tests/js/copilotkit
 CK_STAMP := $(CK)/node_modules/.installed
 

@@ -8,7 +8,9 @@ Each cut breaks the run's stream (``POST /threads/{id}/runs/stream``, or its rej
 between the runtime and the server: mid-answer once per turn, mid-answer and then every
 rejoin, and before the POST's response. Adopted, every turn ends finished on the route's
 exact text with one run per request (node asserts it); bare is measured and reported
-(docs/front-ends/copilotkit.md).
+(docs/front-ends/copilotkit.md). Then the same without a cut (the drop-in sends what
+LangGraphAgent sends; a failed run ends on the route's error), and a CopilotKit page
+(@copilotkit/react-core) in Debian's chromium through a cut mid-answer.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.async_api import async_playwright
 
 from tests.support import jstools
 from tests.support.proxy import Fault, FaultProxy
@@ -215,6 +218,118 @@ async def test_without_a_cut_the_drop_in_sends_what_langgraph_agent_sends(
     print(output)
     assert code == 0, output
     assert "# pass 3" in output and "# fail 0" in output, output
+
+
+PAGE_TIMEOUT_MS = 120_000
+ASK = "q => { window.chat.ask(q); }"
+ENDED = "() => !['idle', 'running'].includes(document.querySelector('#status').textContent)"
+
+
+async def test_a_copilotkit_page_in_chromium_through_a_cut(
+    server: DevServer, tmp_path: Path
+) -> None:
+    """@copilotkit/react-core's provider and ``useAgent`` in Debian's chromium, against
+    the runtime, the run's stream cut mid-answer between runtime and server: bare, the
+    page ends on an error; adopted, finished on the route's exact text, one run."""
+    node = proof_node()
+    chromium = jstools.chromium()
+    page_dir = tmp_path / "page"
+    build = await asyncio.create_subprocess_exec(
+        node, "page/build.mjs", str(page_dir), cwd=PROOF, stderr=asyncio.subprocess.PIPE
+    )
+    _, errors = await build.communicate()
+    assert build.returncode == 0, errors.decode(errors="replace")
+    total = await _agent_stream_bytes(server)
+    fault = Fault("cut", int(MID * total), match=("/runs/stream",))
+    proxies = {
+        name: await jstools.OneRequestProxy(server.port, fault).start() for name in EVERY_CUT
+    }
+    specs = {name: {"agent": name, "deploymentUrl": p.url} for name, p in proxies.items()}
+    # The runtime's log (the bare run's verifier error among it), kept for a failure.
+    log = (tmp_path / "serve.log").open("wb")
+    serving = await asyncio.create_subprocess_exec(
+        node,
+        "--import",
+        "./resolve.mjs",
+        "page/serve.mjs",
+        cwd=PROOF,
+        env={
+            **os.environ,
+            "COPILOTKIT_TELEMETRY_DISABLED": "true",
+            "EVOSCI_CK_PAGE_AGENTS": json.dumps(specs),
+            "EVOSCI_CK_PAGE_DIR": str(page_dir),
+        },
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=log,
+    )
+    assert serving.stdin is not None and serving.stdout is not None
+    shown: dict[str, dict[str, Any]] = {}
+    try:
+        runtimes = json.loads(await asyncio.wait_for(serving.stdout.readline(), 120))
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(
+                executable_path=str(chromium), args=jstools.CHROMIUM_ARGS
+            )
+            try:
+                for name, runtime in runtimes.items():
+                    thread_id = await new_thread(server.url)
+                    page = await browser.new_page()
+                    await page.goto(
+                        f"{runtime['origin']}/page/?runtime={runtime['url']}"
+                        f"&agent={ASSISTANT}&thread={thread_id}"
+                    )
+                    await page.wait_for_function("() => window.chat", timeout=PAGE_TIMEOUT_MS)
+                    await page.evaluate(ASK, BASELINE_QUESTION)
+                    await page.wait_for_function(ENDED, timeout=PAGE_TIMEOUT_MS)
+                    shown[name] = {
+                        "status": await page.text_content("#status"),
+                        "answer": await page.text_content("#answer"),
+                        "route": await _route_text(server, thread_id),
+                        "runs": len(await _runs(server, thread_id)),
+                    }
+                    await page.close()
+            finally:
+                await browser.close()
+    finally:
+        serving.stdin.close()
+        await asyncio.wait_for(serving.wait(), 30)
+        log.close()
+        for proxy in proxies.values():
+            await proxy.stop()
+    context = json.dumps(
+        {
+            n: {**v, "answer": len(v["answer"] or ""), "route": len(v["route"])}
+            for n, v in shown.items()
+        }
+    )
+    print(context)
+    for name, proxy in proxies.items():
+        assert proxy.stats.fired == 1, f"{name}: the cut did not break the run's stream; {context}"
+    adopted = shown["adopted"]
+    assert adopted["status"] == "finished", context
+    assert adopted["answer"] == adopted["route"], context
+    assert adopted["runs"] == 1, context
+    bare = shown["bare"]
+    assert not (bare["status"] == "finished" and bare["answer"] == bare["route"]), context
+
+
+async def _route_text(server: DevServer, thread_id: str) -> str:
+    async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
+        response = await http.get(
+            f"/api/threads/{thread_id}/final-answer", params={"format": "text", "wait": 30}
+        )
+        response.raise_for_status()
+        assert response.headers["x-answer-complete"] == "true"
+        return response.text
+
+
+async def _runs(server: DevServer, thread_id: str) -> list[dict[str, Any]]:
+    async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
+        response = await http.get(f"/threads/{thread_id}/runs", params={"limit": 50})
+        response.raise_for_status()
+        runs: list[dict[str, Any]] = response.json()
+        return runs
 
 
 def test_the_declarations_typecheck_against_the_real_packages() -> None:
