@@ -188,7 +188,9 @@ export function withFinalAnswer(Base) {
           signal,
         });
       } catch (error) {
-        if (signal.aborted || error === ENDED) throw error;
+        if (error === ENDED) throw error;
+        // The app stopped the run meanwhile: LangGraphAgent ends it as it ends a stop.
+        if (signal.aborted) return;
         this.endWithError(shut, describe(error), followErrorCode(error));
       }
       if (!answer.complete) {
