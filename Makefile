@@ -40,6 +40,12 @@ endif
 JS_CORE_DIR := $(JS)/node_modules/.core/$(JS_CORE)
 JS_CORE_STAMP := $(JS_CORE_DIR)/.installed
 
+# The CopilotKit proof's npm packages (tests/js/copilotkit: @copilotkit/runtime, @ag-ui/langgraph,
+# @ag-ui/client, @copilotkit/react-core and react for its page; ~720 MB), from a lockfile of
+# its own, so clients/js's install stays small.
+CK := tests/js/copilotkit
+CK_STAMP := $(CK)/node_modules/.installed
+
 # The demo (EvoScientist/: agent, offline model, checkpointer, /api/models) is not in
 # the package (evoscientist_final_answer): the repository root goes on the venv's path.
 $(STAMP): pyproject.toml constraints.txt
@@ -53,6 +59,11 @@ $(JS_STAMP): $(JS)/package.json $(JS)/package-lock.json
 	@if command -v npm >/dev/null; then \
 		cd $(JS) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
 	else echo "npm not found: the JS tests will skip"; fi
+
+$(CK_STAMP): $(CK)/package.json $(CK)/package-lock.json
+	@if command -v npm >/dev/null; then \
+		cd $(CK) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else echo "npm not found: the CopilotKit proof will skip"; fi
 
 $(JS_SDK_STAMP): $(JS_STAMP)
 	@if command -v npm >/dev/null; then \
@@ -68,12 +79,12 @@ $(JS_CORE_STAMP): $(JS_STAMP)
 		&& touch $(JS_CORE_STAMP); \
 	else echo "npm not found: the JS tests will skip"; fi
 
-install: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP)
+install: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP) $(CK_STAMP)
 
 dev: $(STAMP)
 	$(BIN)/langgraph dev --no-browser --host 127.0.0.1 --port $(PORT)
 
-test: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP) upstream-env
+test: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP) $(CK_STAMP) upstream-env
 	$(BIN)/ruff check EvoScientist evoscientist_final_answer tests
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
@@ -82,7 +93,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check EvoScientist evoscientist_final_answer tests
 
 clean:
-	rm -rf $(VENV) $(UPSTREAM_VENV) .pytest_cache .ruff_cache .langgraph_api $(JS)/node_modules
+	rm -rf $(VENV) $(UPSTREAM_VENV) .pytest_cache .ruff_cache .langgraph_api $(JS)/node_modules $(CK)/node_modules
 
 # Re-measure each recovery layer's share against a real server (docs/webui-layer-table.md).
 layer-table: $(STAMP)

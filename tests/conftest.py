@@ -67,6 +67,7 @@ LONGEST_GROUPS_FIRST = (
     "tests/js/test_browser_langchain_react.py",
     "tests/js/test_browser_recovery.py",
     "tests/js/test_live.py",
+    "tests/js/test_copilotkit.py",
     "tests/upstream/",
     "tests/recovery/test_once.py",
 )
