@@ -251,9 +251,13 @@ async def test_js_sdk_client_across_a_server_restart(
                 sdk,
             )
         )
-        while not flag.exists():  # the answer has started streaming
+        while not flag.exists() or not flag.read_text():  # the answer has started streaming
             assert not running.done(), running.result()
             await asyncio.sleep(0.05)
+        # Killed mid-run, not after its end: else there was no restart to recover from.
+        async with httpx.AsyncClient(base_url=first.url, timeout=10) as http:
+            before = await http.get(f"/api/threads/{flag.read_text()}/final-answer")
+        assert before.json()["complete"] is False, before.text
         await asyncio.to_thread(stop, first.process, signal.SIGKILL)
     with langgraph_dev(work, data, port=port, env=slow):
         # The client is still following the run when the server is back.

@@ -4,7 +4,7 @@
 //   EVOSCI_DIRECT_URL      a real `langgraph dev` with the final-answer route
 //   EVOSCI_SDK_PROXIES     JSON {fault name: {url, turns}}: a proxy breaking that fault
 //   EVOSCI_RESTART_URL     (restart test) a server the harness restarts mid-run, once
-//                          this test writes "started" to EVOSCI_RESTART_SIGNAL
+//                          this test writes the thread id to EVOSCI_RESTART_SIGNAL
 
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
@@ -134,14 +134,16 @@ test("a server restart mid-run: settled on what the restarted server knows", {
   const result = await askWithSdk(RESTART, threadId, question, {
     maxWaitMs: 20_000,
     onToken: () => {
-      if (!signalled) writeFileSync(RESTART_SIGNAL, "started");
+      if (!signalled) writeFileSync(RESTART_SIGNAL, threadId);
       signalled = true;
     },
   });
   const truth = await truthOf(RESTART, threadId, result.runId);
   t.diagnostic(JSON.stringify({ ...result.answer, content: `${result.answer.content.length} chars`, sdkError: String(result.sdkError) }));
   assert.ok(signalled, "the answer began streaming before the restart");
-  assert.ok(result.sdkError || !result.sdkEnded, "the SDK's stream did not end by itself");
+  // Whether the SDK's own stream ended (it may rejoin the run on the restarted server, as
+  // the server's restart and its retries happen to meet) is not this test's: the run was
+  // killed before its end (the Python side checks), and the route's answer must say so.
   // What the restarted server knows, said truthfully: complete or not, the same text.
   assert.equal(result.answer.content, truth.text);
   assert.equal(result.answer.complete, truth.complete);
