@@ -138,9 +138,9 @@ async def runs_of(api: str, thread_id: str) -> list[str]:
         return [str(run["run_id"]) for run in runs]
 
 
-async def nth_run(api: str, thread_id: str, n: int) -> str:
+async def nth_run(api: str, thread_id: str, n: int, within_s: float = 30.0) -> str:
     """The id of the thread's ``n``-th run (1-based), once it exists."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         runs = await runs_of(api, thread_id)
         if len(runs) >= n:
@@ -163,6 +163,9 @@ async def run_end(api: str, thread_id: str, run_id: str) -> tuple[float, str, st
         ended = time.monotonic()
         assert body["complete"], body
         text = await http.get(route, params={"run_id": run_id, "format": "text"})
+        # Shown with a failure: how the route called the run's end (one run of a fresh
+        # clone's CI read as complete with an empty text, once; not seen again).
+        print(f"run_end {run_id}: {body['status']} {body.get('error')} {len(text.text)} chars")
         return ended, text.text, body["message_id"]
 
 

@@ -30,7 +30,12 @@ from tests.support.servers import DevServer
 # never shown: generous (the Chromium pages share two cores with other tests); the
 # table's verdict is still about the first second (``SHOW_WITHIN_S``).
 LATE_WAIT_S = 10.0
-IDLE_WAIT_S = 30.0
+# A page still loading this long after its last run ended is stuck (a bare page after
+# some cuts, for good): its next submit is tried anyway. And a submit that has made no
+# run this long after it was sent made none (a stuck bare page's). Each was 30 s, most
+# of a bare Svelte page's minute and a half.
+IDLE_WAIT_S = 10.0
+RUN_WAIT_S = 10.0
 ANSWERS = "() => window.answers()"
 
 
@@ -118,7 +123,7 @@ async def ask(page: Page, api: str, turns: int) -> list[Turn]:
         await page.evaluate(SUBMIT, question())
         thread_id = await thread_of(page)
         try:
-            run_id = await nth_run(api, thread_id, runs_before + 1)
+            run_id = await nth_run(api, thread_id, runs_before + 1, RUN_WAIT_S)
         except AssertionError:
             shown.append(Turn("", None, None, 0, 0, thread_id, "", "not made"))
             continue
