@@ -161,19 +161,21 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         self, thread_id: str, run_id: str | None, user_id: str | None = None
     ) -> Head | None:
         """The head, without a query when nothing was committed since it was last read:
-        the change signal saw no write (a repeat poll), or the wal-index still publishes
-        the state that read saw (a poll in the wake of a commit already read). Either
-        way a poll then costs no trip to the file."""
+        the wal-index still publishes the state that read saw (a repeat poll, or one in
+        the wake of a commit already read), or, with no wal-index to ask (a rollback
+        journal), the change signal saw no write. Either way a poll then costs no trip
+        to the file.
+
+        The wal-index decides wherever there is one, even while the change signal is
+        quiet: a commit's frames reach the WAL, and raise their file events, before its
+        header publishes them, which raises none. A writer held up between the two (a
+        loaded machine, an ``fsync`` of the WAL) past the signal's trailing report left
+        it quiet on a head read before the publish: a finished run's final checkpoint
+        went unseen until the next write (a fresh clone's CI, once)."""
         key = (thread_id, run_id, user_id)
         known = self._heads.get(key)
-        if known is not None and known.signal is self._change:
-            if known.signal.quiet_since(known.token):
-                return known.head
-            token = known.signal.token()  # before the mark, as before a query
-            mark = self._wal_index.mark()
-            if mark is not None and mark == known.mark:
-                self._heads.put(key, _KnownHead(known.signal, token, known.head, mark))
-                return known.head
+        if known is not None and known.signal is self._change and self._unchanged(known):
+            return known.head
         await self._follow_replaced_file()
         async with self._db.session() as saver:
             signal = self._signal()
@@ -186,7 +188,7 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                 if NO_CHECKPOINTS_TABLE not in str(exc):
                     raise
                 head = None  # a store nothing has been written to holds no thread
-        self._heads.put(key, _KnownHead(signal, token, head, mark))
+        self._heads.put(key, _KnownHead(signal, token, mark, head))
         return head
 
     async def _eligible_head(
@@ -276,16 +278,13 @@ class SqliteAnswerReader(CheckpointAnswerReader):
         poll of a run not written yet then costs no more than before there were marks
         (a mark is a write, so it ends the quiet)."""
         known = self._not_deleted.get(run_id)
-        if (
-            known is not None
-            and known.signal is self._change
-            and known.signal.quiet_since(known.token)
-        ):
+        if known is not None and known.signal is self._change and self._unchanged(known):
             return False
         await self._follow_replaced_file()
         async with self._db.session() as saver:
             signal = self._signal()
             token = signal.token()  # before the query: a commit during it is not quiet
+            mark = self._wal_index.mark()
             try:
                 rows = await fetch(saver, SQLITE_DELETED_SQL, (run_id,))
             except sqlite3.OperationalError as exc:
@@ -294,8 +293,16 @@ class SqliteAnswerReader(CheckpointAnswerReader):
                 rows = []  # nothing was ever deleted from this store
         if rows:
             return True
-        self._not_deleted.put(run_id, _Quiet(signal, token))
+        self._not_deleted.put(run_id, _Quiet(signal, token, mark))
         return False
+
+    def _unchanged(self, known: _Quiet) -> bool:
+        """Nothing committed since ``known`` was learnt: as ``head`` judges it, the
+        wal-index deciding wherever there is one."""
+        mark = self._wal_index.mark()
+        if mark is not None or known.mark is not None:
+            return mark == known.mark
+        return known.signal.quiet_since(known.token)
 
     def forget_answers(self) -> None:
         super().forget_answers()
@@ -362,15 +369,14 @@ class SqliteAnswerReader(CheckpointAnswerReader):
 
 @dataclass(frozen=True, slots=True)
 class _Quiet:
-    """What was true when ``token`` was taken stays true while ``signal`` is quiet."""
+    """What was true when ``token`` and ``mark`` were taken stays true while nothing is
+    committed (``SqliteAnswerReader._unchanged``)."""
 
     signal: ChangeSignal
     token: int
+    mark: Mark | None  # the wal-index's, read before the query
 
 
 @dataclass(frozen=True, slots=True)
-class _KnownHead:
-    signal: ChangeSignal
-    token: int
+class _KnownHead(_Quiet):
     head: Head | None
-    mark: Mark | None  # the wal-index's, read before the query that found ``head``

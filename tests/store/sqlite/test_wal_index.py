@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,32 @@ async def test_a_poll_in_the_wake_of_a_commit_already_read_makes_no_trip(
         await reader.close()
     assert newer.checkpoint_id != read.checkpoint_id
     assert newer.complete and newer.content == await thread.expected()
+
+
+async def test_a_head_read_before_its_commit_was_published_is_read_again(
+    db_path: Path, seeder: Seeder
+) -> None:
+    """A commit's frames reach the WAL, and raise the change signal's file events,
+    before its wal-index header publishes them, which raises none. A writer held up
+    between the two past the signal's trailing report (a loaded machine, an ``fsync``)
+    left a head read in between cached under a quiet signal: a finished run's final
+    checkpoint went unseen until the next write. Here the read in between is the head
+    read before the commit, kept under the token of the signal's last report after it;
+    the commit itself is real. The mark has moved, so the head is read again."""
+    thread = await seeder.agent(("q1",))
+    reader = SqliteAnswerReader(db_path, AGENT_NAME)
+    try:
+        before = await reader.read(thread.thread_id)
+        key = (thread.thread_id, None, None)
+        stale = reader._heads.get(key)
+        assert stale is not None and stale.mark is not None
+        await seeder.run(thread, {"messages": [HumanMessage("q2")]})
+        await asyncio.sleep(TRAILING_SECONDS * 2)  # past the signal's last report
+        token = stale.signal.token()
+        assert stale.signal.quiet_since(token)  # the signal vouches for the stale read
+        reader._heads.put(key, replace(stale, token=token))
+        after = await reader.read(thread.thread_id)
+    finally:
+        await reader.close()
+    assert after.checkpoint_id != before.checkpoint_id
+    assert after.complete and after.content == await thread.expected()
