@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 import httpx
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser
 
 from tests.support import browser_table as table
 from tests.support import jstools
@@ -42,6 +42,7 @@ from tests.support.browser_page import (
     SUBMIT,
     build_page,
     distinct_lengths,
+    headless_chromium,
     nth_run,
     run_end,
     squash,
@@ -80,15 +81,8 @@ def site(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[str]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def browser(node: str) -> AsyncIterator[Browser]:
-    path = jstools.chromium()
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(path), args=jstools.CHROMIUM_ARGS
-        )
-        try:
-            yield browser
-        finally:
-            await browser.close()
+    async with headless_chromium() as browser:
+        yield browser
 
 
 StreamBytes = Callable[[str], Awaitable[int]]

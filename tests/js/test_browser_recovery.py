@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser
 
 from tests.support import browser_langchain as lc
 from tests.support import browser_table as table
@@ -42,6 +42,7 @@ from tests.support.browser_page import (
     Shown,
     build_page,
     distinct_lengths,
+    headless_chromium,
     nth_run,
     open_chat,
     run_end,
@@ -140,15 +141,8 @@ def site(tmp_path_factory: pytest.TempPathFactory, node: str, sdk: str) -> Itera
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def browser(node: str) -> AsyncIterator[Browser]:
-    path = jstools.chromium()
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(path), args=jstools.CHROMIUM_ARGS
-        )
-        try:
-            yield browser
-        finally:
-            await browser.close()
+    async with headless_chromium() as browser:
+        yield browser
 
 
 async def run_scenario(

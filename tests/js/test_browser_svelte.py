@@ -19,12 +19,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser
 
 from tests.support import browser_table as table
 from tests.support import jstools
 from tests.support.browser_langchain import SCENARIOS, TRANSPORTS, ProtocolProxy, server
-from tests.support.browser_page import build_page, static_site
+from tests.support.browser_page import build_page, headless_chromium, static_site
 from tests.support.browser_turns import Outcome, cell, healthy_bytes, run_page
 from tests.support.servers import DevServer
 
@@ -57,14 +57,8 @@ def site(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[str]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def browser(node: str) -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(jstools.chromium()), args=jstools.CHROMIUM_ARGS
-        )
-        try:
-            yield browser
-        finally:
-            await browser.close()
+    async with headless_chromium() as browser:
+        yield browser
 
 
 def page_of(site: str, hook: str, transport: str) -> Callable[[str], str]:

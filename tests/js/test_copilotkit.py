@@ -25,10 +25,10 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.async_api import async_playwright
 
 from tests.support import jstools
-from tests.support.proxy import Fault, FaultProxy
+from tests.support.browser_page import headless_chromium
+from tests.support.proxy import Fault, FaultProxy, measure_stream_bytes
 from tests.support.servers import DevServer, langgraph_dev, new_thread
 
 pytestmark = pytest.mark.e2e
@@ -92,20 +92,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
 async def _agent_stream_bytes(server: DevServer) -> int:
     """Bytes of one healthy run stream with LangGraphAgent's stream modes."""
     thread_id = await new_thread(server.url)
-    body = {
-        "assistant_id": ASSISTANT,
-        "input": {"messages": [{"role": "user", "content": BASELINE_QUESTION}]},
-        **AGENT_STREAM,
-    }
-    async with FaultProxy(server.port, Fault()) as proxy:
-        async with (
-            httpx.AsyncClient(base_url=proxy.url, timeout=60) as http,
-            http.stream("POST", f"/threads/{thread_id}/runs/stream", json=body) as response,
-        ):
-            response.raise_for_status()
-            async for _ in response.aiter_bytes():
-                pass
-        return max(proxy.stats.downstream_bytes)
+    return await measure_stream_bytes(
+        server.port, thread_id, ASSISTANT, BASELINE_QUESTION, AGENT_STREAM
+    )
 
 
 async def _run_node(node: str, test_file: str, env: dict[str, str]) -> tuple[int, str]:
@@ -232,7 +221,7 @@ async def test_a_copilotkit_page_in_chromium_through_a_cut(
     the runtime, the run's stream cut mid-answer between runtime and server: bare, the
     page ends on an error; adopted, finished on the route's exact text, one run."""
     node = proof_node()
-    chromium = jstools.chromium()
+    jstools.chromium()  # before the page's build: there must be a browser to run it
     page_dir = tmp_path / "page"
     build = await asyncio.create_subprocess_exec(
         node, "page/build.mjs", str(page_dir), cwd=PROOF, stderr=asyncio.subprocess.PIPE
@@ -267,30 +256,24 @@ async def test_a_copilotkit_page_in_chromium_through_a_cut(
     shown: dict[str, dict[str, Any]] = {}
     try:
         runtimes = json.loads(await asyncio.wait_for(serving.stdout.readline(), 120))
-        async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(
-                executable_path=str(chromium), args=jstools.CHROMIUM_ARGS
-            )
-            try:
-                for name, runtime in runtimes.items():
-                    thread_id = await new_thread(server.url)
-                    page = await browser.new_page()
-                    await page.goto(
-                        f"{runtime['origin']}/page/?runtime={runtime['url']}"
-                        f"&agent={ASSISTANT}&thread={thread_id}"
-                    )
-                    await page.wait_for_function("() => window.chat", timeout=PAGE_TIMEOUT_MS)
-                    await page.evaluate(ASK, BASELINE_QUESTION)
-                    await page.wait_for_function(ENDED, timeout=PAGE_TIMEOUT_MS)
-                    shown[name] = {
-                        "status": await page.text_content("#status"),
-                        "answer": await page.text_content("#answer"),
-                        "route": await _route_text(server, thread_id),
-                        "runs": len(await _runs(server, thread_id)),
-                    }
-                    await page.close()
-            finally:
-                await browser.close()
+        async with headless_chromium() as browser:
+            for name, runtime in runtimes.items():
+                thread_id = await new_thread(server.url)
+                page = await browser.new_page()
+                await page.goto(
+                    f"{runtime['origin']}/page/?runtime={runtime['url']}"
+                    f"&agent={ASSISTANT}&thread={thread_id}"
+                )
+                await page.wait_for_function("() => window.chat", timeout=PAGE_TIMEOUT_MS)
+                await page.evaluate(ASK, BASELINE_QUESTION)
+                await page.wait_for_function(ENDED, timeout=PAGE_TIMEOUT_MS)
+                shown[name] = {
+                    "status": await page.text_content("#status"),
+                    "answer": await page.text_content("#answer"),
+                    "route": await _route_text(server, thread_id),
+                    "runs": len(await _runs(server, thread_id)),
+                }
+                await page.close()
     finally:
         serving.stdin.close()
         await asyncio.wait_for(serving.wait(), 30)

@@ -115,21 +115,8 @@ def servers(
 async def _sdk_stream_bytes(server: DevServer, modes: dict[str, Any] | None = None) -> int:
     """Bytes of one healthy run stream with the WebUI's stream modes (or ``modes``)."""
     thread_id = await new_thread(server.url)
-    body = {
-        "assistant_id": ASSISTANT,
-        "input": {"messages": [{"role": "user", "content": BASELINE_QUESTION}]},
-        "stream_resumable": True,
-        **(modes or SDK_STREAM),
-    }
-    async with FaultProxy(server.port, Fault()) as proxy:
-        async with (
-            httpx.AsyncClient(base_url=proxy.url, timeout=60) as http,
-            http.stream("POST", f"/threads/{thread_id}/runs/stream", json=body) as response,
-        ):
-            response.raise_for_status()
-            async for _ in response.aiter_bytes():
-                pass
-        return max(proxy.stats.downstream_bytes)
+    stream = {"stream_resumable": True, **(modes or SDK_STREAM)}
+    return await measure_stream_bytes(server.port, thread_id, ASSISTANT, BASELINE_QUESTION, stream)
 
 
 async def _run_node(

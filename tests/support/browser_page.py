@@ -14,17 +14,18 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
-from playwright.async_api import Page
+from playwright.async_api import Browser, Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
+from tests.support import jstools
 from tests.support.jstools import REPO
 
 PAGE_SOURCE = REPO / "tests" / "js" / "browser"
@@ -32,6 +33,19 @@ PAGE_SOURCE = REPO / "tests" / "js" / "browser"
 SHOW_WITHIN_S = 1.0
 RUN_TIMEOUT_S = 60.0
 SUBMIT = "q => { window.chat.submit(q); }"
+
+
+@asynccontextmanager
+async def headless_chromium() -> AsyncIterator[Browser]:
+    """Debian's chromium, driven by playwright (no browser download), closed after."""
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(jstools.chromium()), args=jstools.CHROMIUM_ARGS
+        )
+        try:
+            yield browser
+        finally:
+            await browser.close()
 
 
 def build_page(node: str, outdir: Path, env: dict[str, str] | None = None) -> Path:

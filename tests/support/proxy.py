@@ -18,7 +18,9 @@ import contextlib
 import socket
 import struct
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 
@@ -244,20 +246,30 @@ class FaultProxy:
 
 
 async def measure_stream_bytes(
-    upstream_port: int, thread_id: str, assistant_id: str, question: str
+    upstream_port: int,
+    thread_id: str,
+    assistant_id: str,
+    question: str,
+    stream: Mapping[str, Any] | None = None,
 ) -> int:
     """How many bytes one healthy run stream sends, to place faults within it.
 
     One request on a connection of its own, shaped like the clients' own: a client that
     reuses the stream's keep-alive connection (the Python SDK asks for the run's status
-    on it after a clean close) would add that answer's bytes to the count.
+    on it after a clean close) would add that answer's bytes to the count. ``stream``:
+    the request's fields besides its input, as the client measured for sends them
+    (default: the Python recovery client's).
     """
+    if stream is None:
+        stream = {
+            "stream_mode": "messages-tuple",
+            "stream_resumable": True,
+            "metadata": {"recovery_request_id": str(uuid.uuid4())},
+        }
     body = {
         "assistant_id": assistant_id,
         "input": {"messages": [{"role": "user", "content": question}]},
-        "stream_mode": "messages-tuple",
-        "stream_resumable": True,
-        "metadata": {"recovery_request_id": str(uuid.uuid4())},
+        **stream,
     }
     async with FaultProxy(upstream_port, Fault()) as proxy:
         async with (
