@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
-import { after, test } from "node:test";
+import { after, describe, test } from "node:test";
 
 import { ask, runtimeAgent } from "./client.mjs";
 import { AGENT, startRuntime } from "./runtime.mjs";
@@ -21,6 +21,7 @@ const CUTS = JSON.parse(process.env.EVOSCI_CK_CUTS || "{}");
 const REPORT = process.env.EVOSCI_CK_REPORT;
 const QUESTIONS = ["What is a control group?", "And how large should it be?"];
 const report = {};
+const CONCURRENCY = 4;
 
 async function json(path, init = {}) {
   const response = await fetch(`${DIRECT}${path}`, {
@@ -69,25 +70,29 @@ after(() => {
   if (REPORT) writeFileSync(REPORT, JSON.stringify(report, null, 2));
 });
 
-for (const [cut, { turns, proxies }] of Object.entries(CUTS)) {
-  for (const [agentClass, proxyUrl] of Object.entries(proxies)) {
-    if (agentClass === "bare") {
-      test(`bare LangGraphAgent, ${cut}: measured`, async () => {
-        report[cut] = { ...report[cut], bare: await converse(proxyUrl, agentClass, turns) };
-      });
-      continue;
-    }
-    test(`${agentClass} LangGraphAgent, ${cut}: every turn ends on the route's answer, once`, async () => {
-      const result = await converse(proxyUrl, agentClass, turns);
-      report[cut] = { ...report[cut], [agentClass]: result };
-      for (const [turn, outcome] of result.outcomes.entries()) {
-        const context = `turn ${turn + 1}: ${JSON.stringify(outcome)}`;
-        assert.equal(outcome.clientError, null, context);
-        assert.equal(outcome.runError, null, context);
-        assert.ok(outcome.finished, context);
-        assert.ok(outcome.exact, context);
+// Each case has its own thread, proxy and runtime: they run side by side, as a
+// deployment's many conversations do (one after another they took ~90 s).
+describe("every cut", { concurrency: CONCURRENCY }, () => {
+  for (const [cut, { turns, proxies }] of Object.entries(CUTS)) {
+    for (const [agentClass, proxyUrl] of Object.entries(proxies)) {
+      if (agentClass === "bare") {
+        test(`bare LangGraphAgent, ${cut}: measured`, async () => {
+          report[cut] = { ...report[cut], bare: await converse(proxyUrl, agentClass, turns) };
+        });
+        continue;
       }
-      assert.equal(result.runs, turns, "one run per request");
-    });
+      test(`${agentClass} LangGraphAgent, ${cut}: every turn ends on the route's answer, once`, async () => {
+        const result = await converse(proxyUrl, agentClass, turns);
+        report[cut] = { ...report[cut], [agentClass]: result };
+        for (const [turn, outcome] of result.outcomes.entries()) {
+          const context = `turn ${turn + 1}: ${JSON.stringify(outcome)}`;
+          assert.equal(outcome.clientError, null, context);
+          assert.equal(outcome.runError, null, context);
+          assert.ok(outcome.finished, context);
+          assert.ok(outcome.exact, context);
+        }
+        assert.equal(result.runs, turns, "one run per request");
+      });
+    }
   }
-}
+});

@@ -27,6 +27,8 @@ const RESTART_SIGNAL = process.env.EVOSCI_RESTART_SIGNAL;
 const ASSISTANT = "EvoScientist";
 // What the SDK may go on doing once the route said the run is over: only replaying.
 const GRACE_MS = 300;
+// Each fault has its own thread and proxy: they run side by side.
+const FAULTS_AT_ONCE = 4;
 
 /**
  * One run as a useStream app streams it (the WebUI's options), with the route settling it
@@ -99,9 +101,10 @@ function verdict(shown, truth) {
 
 test("the JS SDK Client + settleFinalAnswer end on the route's answer through every fault", {
   skip: !DIRECT || !Object.keys(PROXIES).length ? "EVOSCI_DIRECT_URL / EVOSCI_SDK_PROXIES not set" : false,
+  concurrency: FAULTS_AT_ONCE,
 }, async (t) => {
-  for (const [name, { url, turns }] of Object.entries(PROXIES)) {
-    await t.test(name, async () => {
+  await Promise.all(Object.entries(PROXIES).map(([name, { url, turns }]) =>
+    t.test(name, async () => {
       const { thread_id: threadId } = await new Client({ apiUrl: DIRECT }).threads.create();
       for (let turn = 1; turn <= turns; turn += 1) {
         const question = `SDK ${name} ${turn} ${randomUUID().slice(0, 8)}: which baseline?`;
@@ -121,8 +124,7 @@ test("the JS SDK Client + settleFinalAnswer end on the route's answer through ev
         assert.equal(result.answer.status, "success", diagnostics);
         assert.equal(result.answer.run_id, result.runId, diagnostics);
       }
-    });
-  }
+    })));
 });
 
 test("a server restart mid-run: settled on what the restarted server knows", {
