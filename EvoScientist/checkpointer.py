@@ -116,6 +116,7 @@ async def postgres_checkpointer(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
         uri,
         min_size=POSTGRES_POOL_MIN_SIZE,
         max_size=POSTGRES_POOL_MAX_SIZE,
+        timeout=settings.postgres_pool_timeout(),
         # What AsyncPostgresSaver.from_conn_string gives its own connection.
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         # A connection the server dropped (restart, failover) is replaced, not used.

@@ -37,6 +37,7 @@ __all__ = [
     "model_name",
     "model_spec",
     "offline_token_delay",
+    "postgres_pool_timeout",
     "run_silence_seconds",
     "sessions_db_path",
     "validate",
@@ -44,6 +45,8 @@ __all__ = [
 
 DEFAULT_MODEL = "offline"
 DEFAULT_TOKEN_DELAY = 0.02
+# psycopg_pool's own wait for a free connection before a statement fails.
+DEFAULT_POSTGRES_POOL_TIMEOUT = 30.0
 
 
 def model_name() -> str:
@@ -59,6 +62,19 @@ def offline_token_delay() -> float:
     return delay
 
 
+def postgres_pool_timeout() -> float:
+    """Seconds the PostgreSQL checkpointer waits for a connection before a statement
+    fails: how long a run or an API request stays stuck in an outage."""
+    timeout = route_settings.number(
+        "EVOSCIENTIST_POSTGRES_POOL_TIMEOUT", DEFAULT_POSTGRES_POOL_TIMEOUT
+    )
+    if not 0 < timeout < math.inf:  # also refuses nan
+        raise ValueError(
+            f"EVOSCIENTIST_POSTGRES_POOL_TIMEOUT must be a number of seconds > 0, got {timeout!r}"
+        )
+    return timeout
+
+
 def model_spec() -> object:
     """``model_name()`` as the model registry reads it (an unknown spelling raises)."""
     from EvoScientist.models import parse_spec  # models reads this module
@@ -71,6 +87,7 @@ SETTINGS: dict[str, Callable[[], object]] = {
     **route_settings.SETTINGS,
     "EVOSCIENTIST_MODEL": model_spec,
     "EVOSCIENTIST_OFFLINE_TOKEN_DELAY": offline_token_delay,
+    "EVOSCIENTIST_POSTGRES_POOL_TIMEOUT": postgres_pool_timeout,
 }
 
 

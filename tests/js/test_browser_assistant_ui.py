@@ -13,6 +13,7 @@ printed and go to the table (docs/webui-browser-table.md).
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 
@@ -75,6 +76,18 @@ def every_stream_cut(total: int) -> Fault:
     return Fault("cut", int(MID * total), times=None)
 
 
+async def both(
+    browser: Browser, api: DevServer, site: str, fault: Fault, turns: int
+) -> tuple[Outcome, Outcome]:
+    """The bare page and the adopted one, side by side (a bare page stuck after its cuts
+    waits out its bounds meanwhile)."""
+    bare, adopted = await asyncio.gather(
+        run_page(browser, api, page_of(site, "bare"), fault, turns),
+        run_page(browser, api, page_of(site, "recovery"), fault, turns),
+    )
+    return bare, adopted
+
+
 def describe(name: str, outcome: Outcome) -> str:
     return f"{name}: {cell(outcome.turns)}; {outcome.turns!r}; proxy {vars(outcome.proxy.stats)}"
 
@@ -83,8 +96,7 @@ async def test_two_turns_cut_mid_answer_end_on_the_route_answer(
     browser: Browser, site: str, api: DevServer, stream_bytes: int
 ) -> None:
     fault = every_stream_cut(stream_bytes)
-    bare = await run_page(browser, api, page_of(site, "bare"), fault, 2)
-    adopted = await run_page(browser, api, page_of(site, "recovery"), fault, 2)
+    bare, adopted = await both(browser, api, site, fault, 2)
     context = f"{describe('bare', bare)}\n{describe('adopted', adopted)}"
     print(context)
     assert adopted.proxy.stats.fired >= 2, f"the fault did not cut both turns; {context}"
@@ -103,8 +115,7 @@ async def test_a_submit_cut_before_its_response_runs_once(
     browser: Browser, site: str, api: DevServer, stream_bytes: int
 ) -> None:
     fault = Fault("cut", 0, match=RUN_POST)
-    bare = await run_page(browser, api, page_of(site, "bare"), fault, 1)
-    adopted = await run_page(browser, api, page_of(site, "recovery"), fault, 1)
+    bare, adopted = await both(browser, api, site, fault, 1)
     context = f"{describe('bare', bare)}\n{describe('adopted', adopted)}"
     print(context)
     assert adopted.proxy.stats.fired == 1 and bare.proxy.stats.fired == 1, context

@@ -265,8 +265,11 @@ async def test_a_healthy_run_streams_as_with_bare_use_stream(
     """The SDK asks for the stream modes of the fields the page reads: through the hook,
     a page reading only ``messages`` must still get ``messages-tuple`` (tokens), and one
     reading only ``values`` must get no more than bare ``useStream`` gives it."""
-    bare = await _streamed(browser, site, server, "bare", reads)
-    hook = await _streamed(browser, site, server, "recovery", reads)
+    # Side by side: each page asks on its own thread.
+    bare, hook = await asyncio.gather(
+        _streamed(browser, site, server, "bare", reads),
+        _streamed(browser, site, server, "recovery", reads),
+    )
     context = f"reads {reads}: bare {bare}; useStreamWithRecovery {hook}"
     print(context)
     if reads == "messages":

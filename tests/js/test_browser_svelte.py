@@ -14,6 +14,7 @@ the table (docs/webui-browser-table.md).
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
@@ -85,16 +86,19 @@ async def stream_bytes(browser: Browser, site: str, api: DevServer) -> StreamByt
 async def both(
     browser: Browser, site: str, api: DevServer, name: str, transport: str, total: int
 ) -> tuple[Outcome, Outcome, str]:
-    """The scenario on the bare page, then on the adopted one; a description of both."""
+    """The scenario on the bare page and on the adopted one, side by side (a bare page
+    stuck after its cuts waits out its bounds meanwhile); a description of both."""
     scenario = SCENARIOS[name]
     fault = scenario.fault(total, transport)
     assert fault is not None
-    outcomes = [
-        await run_page(
-            browser, api, page_of(site, hook, transport), fault, scenario.turns, ProtocolProxy
+    outcomes = await asyncio.gather(
+        *(
+            run_page(
+                browser, api, page_of(site, hook, transport), fault, scenario.turns, ProtocolProxy
+            )
+            for hook in ("bare", "recovery")
         )
-        for hook in ("bare", "recovery")
-    ]
+    )
     context = "\n".join(
         f"{hook} ({transport}): {cell(o.turns)}; {o.turns!r}; proxy {vars(o.proxy.stats)}"
         for hook, o in zip(("bare", "recovery"), outcomes, strict=True)

@@ -1,6 +1,6 @@
 """A PostgreSQL outage inside a real ``langgraph dev``: the route answers a retryable
 503 within its read deadline, and leaves nothing behind — no in-process API request
-still waiting for the checkpointer's pool (30 s), no 500 in the server's log.
+still waiting for the checkpointer's pool (its timeout, shortened here), no 500 in the server's log.
 
 The outage: the server's database is dropped (``WITH (FORCE)``, which ends its
 sessions), so every reconnect fails. The machine's PostgreSQL keeps serving the others.
@@ -26,9 +26,11 @@ from tests.support.servers import ANSI_COLOUR, DevServer, langgraph_dev
 
 pytestmark = pytest.mark.e2e
 
-# The checkpointer pool's wait for a connection (psycopg_pool's default), and a margin.
-POOL_TIMEOUT_SECONDS = 30.0
-WATCHED_SECONDS = POOL_TIMEOUT_SECONDS + 5
+# The checkpointer pool's wait for a connection (30 s unless set), shortened so that a
+# request the route left waiting on it ends, and logs its 500, while the test watches;
+# still longer than the route's read deadline, which must end the request first.
+POOL_TIMEOUT_SECONDS = READ_DEADLINE_SECONDS + 3
+WATCHED_SECONDS = POOL_TIMEOUT_SECONDS + 3
 SERVER_ERROR = re.compile(r"\b500\b|Traceback|status=500")
 
 
@@ -41,7 +43,11 @@ def database() -> Iterator[str]:
 @pytest.fixture
 def server(tmp_path_factory: pytest.TempPathFactory, database: str) -> Iterator[DevServer]:
     root = tmp_path_factory.mktemp("postgres-outage")
-    env = {"EVOSCIENTIST_DATABASE_URI": database, "EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0"}
+    env = {
+        "EVOSCIENTIST_DATABASE_URI": database,
+        "EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0",
+        "EVOSCIENTIST_POSTGRES_POOL_TIMEOUT": str(POOL_TIMEOUT_SECONDS),
+    }
     with langgraph_dev(root / "work", root / "data", env=env) as server:
         yield server
 
