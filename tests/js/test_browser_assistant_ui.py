@@ -122,8 +122,12 @@ async def test_a_submit_cut_before_its_response_runs_once(
     (turn,) = adopted.turns
     assert turn.exact and turn.runs == 1, context
     # The control: `onDisconnect: "cancel"`, and the cut is a disconnect: the server
-    # cancels the run, and the page shows no answer.
-    assert bare.turns[0].status != "success" and not bare.turns[0].shown, context
+    # cancels the run, and the page shows no answer; or, where the cut POST is re-sent
+    # (a request that failed before any response, which the SDK's fetch retry or the
+    # browser may send again, by timing), the run is cancelled and a second one made.
+    (control,) = bare.turns
+    cancelled = control.status != "success" and not control.shown
+    assert cancelled or control.runs == 2, context
 
 
 # ---- the measured table (docs/webui-browser-table.md): assistant-ui's columns
