@@ -31,6 +31,10 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+# First: xdist's own hook reads the groups into each test's id, and a group added after
+# it is never seen (tests/test_groups.py). Until 2026-12-03 no module here stayed on one
+# worker: each of the three could start its own server for it.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under ``pytest -n N --dist loadgroup`` (``make test``), a module whose tests share
     a module-scoped fixture (a ``langgraph dev`` server, mostly) runs on one worker, so

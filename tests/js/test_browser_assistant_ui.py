@@ -25,7 +25,13 @@ from tests.support import browser_table as table
 from tests.support import jstools
 from tests.support.browser_langchain import server
 from tests.support.browser_page import build_page, headless_chromium, static_site
-from tests.support.browser_turns import Outcome, cell, healthy_bytes, run_page
+from tests.support.browser_turns import (
+    CONTROL_PATIENCE_S,
+    Outcome,
+    cell,
+    healthy_bytes,
+    run_page,
+)
 from tests.support.proxy import Fault
 from tests.support.servers import DevServer
 
@@ -82,7 +88,7 @@ async def both(
     """The bare page and the adopted one, side by side (a bare page stuck after its cuts
     waits out its bounds meanwhile)."""
     bare, adopted = await asyncio.gather(
-        run_page(browser, api, page_of(site, "bare"), fault, turns),
+        run_page(browser, api, page_of(site, "bare"), fault, turns, patience_s=CONTROL_PATIENCE_S),
         run_page(browser, api, page_of(site, "recovery"), fault, turns),
     )
     return bare, adopted

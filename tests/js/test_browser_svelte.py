@@ -26,7 +26,14 @@ from tests.support import browser_table as table
 from tests.support import jstools
 from tests.support.browser_langchain import SCENARIOS, TRANSPORTS, ProtocolProxy, server
 from tests.support.browser_page import build_page, headless_chromium, static_site
-from tests.support.browser_turns import Outcome, cell, healthy_bytes, run_page
+from tests.support.browser_turns import (
+    CONTROL_PATIENCE_S,
+    PATIENCE_S,
+    Outcome,
+    cell,
+    healthy_bytes,
+    run_page,
+)
 from tests.support.servers import DevServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -94,9 +101,15 @@ async def both(
     outcomes = await asyncio.gather(
         *(
             run_page(
-                browser, api, page_of(site, hook, transport), fault, scenario.turns, ProtocolProxy
+                browser,
+                api,
+                page_of(site, hook, transport),
+                fault,
+                scenario.turns,
+                ProtocolProxy,
+                patience,
             )
-            for hook in ("bare", "recovery")
+            for hook, patience in (("bare", CONTROL_PATIENCE_S), ("recovery", PATIENCE_S))
         )
     )
     context = "\n".join(

@@ -26,16 +26,17 @@ from tests.support.browser_page import SHOW_WITHIN_S, SUBMIT, nth_run, run_end, 
 from tests.support.proxy import Fault, FaultProxy
 from tests.support.servers import DevServer
 
-# How long past a run's end a page may take to show its answer before it counts as
-# never shown: generous (the Chromium pages share two cores with other tests); the
-# table's verdict is still about the first second (``SHOW_WITHIN_S``).
-LATE_WAIT_S = 10.0
-# A page still loading this long after its last run ended is stuck (a bare page after
-# some cuts, for good): its next submit is tried anyway. And a submit that has made no
-# run this long after it was sent made none (a stuck bare page's). Each was 30 s, most
-# of a bare Svelte page's minute and a half.
-IDLE_WAIT_S = 10.0
-RUN_WAIT_S = 10.0
+# A page's patience, each of three bounds: how long past a run's end it may take to
+# show its answer before it counts as never shown; how long it may still be loading
+# after its last run ended before it counts as stuck (a bare page after some cuts, for
+# good), its next submit tried anyway; and how long a submit may go without making a
+# run before it made none (a stuck bare page's). Generous for the adopted pages and the
+# table (the Chromium pages share two cores with other tests; the table's verdict is
+# still about the first second, ``SHOW_WITHIN_S``).
+PATIENCE_S = 10.0
+# The tests' bare pages, the controls, wait less: 4× the 1 s bar is enough to call one
+# short, and a stuck bare page otherwise waits out 30 s per two turns.
+CONTROL_PATIENCE_S = 4.0
 ANSWERS = "() => window.answers()"
 
 
@@ -44,8 +45,8 @@ class Turn:
     """What the page showed for one question."""
 
     expected: str  # the route's ``format=text`` answer
-    shown: str | None  # the turn's answer on the page, ``LATE_WAIT_S`` at most after the run's end
-    delay: float | None  # run end → exact answer on the page; None: never within LATE_WAIT_S
+    shown: str | None  # the turn's answer on the page, the patience at most after the run's end
+    delay: float | None  # run end → exact answer on the page; None: never within the patience
     lengths: int  # distinct answer lengths the page showed before the run's end
     runs: int  # runs this submit made
     thread_id: str
@@ -96,13 +97,13 @@ async def _distinct_lengths(page: Page, turn: int) -> int:
 
 
 async def _shown(
-    page: Page, turn: int, expected: str, ended: float
+    page: Page, turn: int, expected: str, ended: float, patience_s: float
 ) -> tuple[str | None, float | None]:
     try:
         await page.wait_for_function(
             "([t, want]) => window.answers()[t] === want",
             arg=[turn, expected],
-            timeout=max(0.0, ended + LATE_WAIT_S - time.monotonic()) * 1000,
+            timeout=max(0.0, ended + patience_s - time.monotonic()) * 1000,
             polling=20,
         )
         delay: float | None = time.monotonic() - ended
@@ -112,18 +113,18 @@ async def _shown(
     return (answers[turn] if turn < len(answers) else None), delay
 
 
-async def ask(page: Page, api: str, turns: int) -> list[Turn]:
+async def ask(page: Page, api: str, turns: int, patience_s: float = PATIENCE_S) -> list[Turn]:
     """Ask ``turns`` questions, each once the page is idle again; what each turn showed."""
     shown: list[Turn] = []
     for turn in range(turns):
         runs_before = sum(t.runs for t in shown)
         # A bare page can stay loading after a cut: its submit is tried anyway.
         with contextlib.suppress(PlaywrightTimeout):
-            await page.wait_for_function("() => !window.chat.loading()", timeout=IDLE_WAIT_S * 1000)
+            await page.wait_for_function("() => !window.chat.loading()", timeout=patience_s * 1000)
         await page.evaluate(SUBMIT, question())
         thread_id = await thread_of(page)
         try:
-            run_id = await nth_run(api, thread_id, runs_before + 1, RUN_WAIT_S)
+            run_id = await nth_run(api, thread_id, runs_before + 1, patience_s)
         except AssertionError:
             shown.append(Turn("", None, None, 0, 0, thread_id, "", "not made"))
             continue
@@ -133,7 +134,7 @@ async def ask(page: Page, api: str, turns: int) -> list[Turn]:
             run_id = runs[-1]
             ended, expected, _ = await run_end(api, thread_id, run_id)
         lengths = await _distinct_lengths(page, turn)
-        answer, delay = await _shown(page, turn, expected, ended)
+        answer, delay = await _shown(page, turn, expected, ended, patience_s)
         runs = len(await runs_of(api, thread_id)) - runs_before
         status = await run_status(api, thread_id, run_id)
         tools = await page.locator(".part-tool").count()
@@ -161,6 +162,7 @@ async def run_page(
     fault: Fault,
     turns: int,
     proxy_class: type[FaultProxy] = jstools.OneRequestProxy,
+    patience_s: float = PATIENCE_S,
 ) -> Outcome:
     """The page at ``url_of(proxy_url)`` through a proxy with ``fault``, asked ``turns``
     questions."""
@@ -169,7 +171,7 @@ async def run_page(
     try:
         page = await context.new_page()
         await open_page(page, url_of(proxy.url))
-        return Outcome(await ask(page, api.url, turns), proxy)
+        return Outcome(await ask(page, api.url, turns, patience_s), proxy)
     finally:
         await context.close()
         await proxy.stop()

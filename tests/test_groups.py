@@ -1,0 +1,56 @@
+"""``make test``'s grouping (tests/conftest.py), as pytest-xdist applies it: a module
+sharing a module-scoped fixture runs on one worker, and so does a named ``xdist_group``.
+
+Both were lost once without a failing test: the conftest's groups were added after
+xdist had read them, and pytest 9.2's node ids ignore the group xdist appends, so every
+test went to whichever worker was free and each worker started its own servers."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+SAMPLE = """
+import pytest
+
+
+@pytest.fixture(scope="module")
+def shared():
+    return object()
+
+
+@pytest.mark.parametrize("i", range(6))
+def test_module_fixture(shared, i):
+    pass
+
+
+@pytest.mark.xdist_group("named")
+@pytest.mark.parametrize("i", range(6))
+def test_named_group(i):
+    pass
+"""
+# The repository's hook, as the suite's conftest registers it.
+CONFTEST = "from tests.conftest import pytest_collection_modifyitems  # noqa: F401\n"
+PYTEST = [sys.executable, "-m", "pytest", "-n", "3", "--dist", "loadgroup", "-v"]
+PYTEST += ["-p", "no:cacheprovider"]
+RAN_ON = re.compile(r"\[(gw\d+)\].*PASSED \S*::(test_\w+)\[")
+
+
+def test_each_group_runs_on_one_worker(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    done = subprocess.run(
+        [*PYTEST, "--rootdir", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    workers: dict[str, set[str]] = {}
+    for worker, test in RAN_ON.findall(done.stdout):
+        workers.setdefault(test, set()).add(worker)
+    assert set(workers) == {"test_module_fixture", "test_named_group"}, done.stdout
+    assert all(len(ran_on) == 1 for ran_on in workers.values()), workers
