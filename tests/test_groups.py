@@ -33,8 +33,10 @@ def test_named_group(i):
 """
 # The repository's hook, as the suite's conftest registers it.
 CONFTEST = "from tests.conftest import pytest_collection_modifyitems  # noqa: F401\n"
-PYTEST = [sys.executable, "-m", "pytest", "-n", "3", "--dist", "loadgroup", "-v"]
-PYTEST += ["-p", "no:cacheprovider"]
+PYTEST = [
+    *(sys.executable, "-m", "pytest", "-n", "3", "--dist", "loadgroup"),
+    *("-v", "-p", "no:cacheprovider"),
+]
 RAN_ON = re.compile(r"\[(gw\d+)\].*PASSED \S*::(test_\w+)\[")
 
 

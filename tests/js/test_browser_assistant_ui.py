@@ -13,7 +13,7 @@ printed and go to the table (docs/webui-browser-table.md).
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 
@@ -25,13 +25,7 @@ from tests.support import browser_table as table
 from tests.support import jstools
 from tests.support.browser_langchain import server
 from tests.support.browser_page import build_page, headless_chromium, static_site
-from tests.support.browser_turns import (
-    CONTROL_PATIENCE_S,
-    Outcome,
-    cell,
-    healthy_bytes,
-    run_page,
-)
+from tests.support.browser_turns import Outcome, bare_and_adopted, cell, healthy_bytes, run_page
 from tests.support.proxy import Fault
 from tests.support.servers import DevServer
 
@@ -82,18 +76,6 @@ def every_stream_cut(total: int) -> Fault:
     return Fault("cut", int(MID * total), times=None)
 
 
-async def both(
-    browser: Browser, api: DevServer, site: str, fault: Fault, turns: int
-) -> tuple[Outcome, Outcome]:
-    """The bare page and the adopted one, side by side (a bare page stuck after its cuts
-    waits out its bounds meanwhile)."""
-    bare, adopted = await asyncio.gather(
-        run_page(browser, api, page_of(site, "bare"), fault, turns, patience_s=CONTROL_PATIENCE_S),
-        run_page(browser, api, page_of(site, "recovery"), fault, turns),
-    )
-    return bare, adopted
-
-
 def describe(name: str, outcome: Outcome) -> str:
     return f"{name}: {cell(outcome.turns)}; {outcome.turns!r}; proxy {vars(outcome.proxy.stats)}"
 
@@ -102,7 +84,7 @@ async def test_two_turns_cut_mid_answer_end_on_the_route_answer(
     browser: Browser, site: str, api: DevServer, stream_bytes: int
 ) -> None:
     fault = every_stream_cut(stream_bytes)
-    bare, adopted = await both(browser, api, site, fault, 2)
+    bare, adopted = await bare_and_adopted(browser, api, functools.partial(page_of, site), fault, 2)
     context = f"{describe('bare', bare)}\n{describe('adopted', adopted)}"
     print(context)
     assert adopted.proxy.stats.fired >= 2, f"the fault did not cut both turns; {context}"
@@ -121,7 +103,7 @@ async def test_a_submit_cut_before_its_response_runs_once(
     browser: Browser, site: str, api: DevServer, stream_bytes: int
 ) -> None:
     fault = Fault("cut", 0, match=RUN_POST)
-    bare, adopted = await both(browser, api, site, fault, 1)
+    bare, adopted = await bare_and_adopted(browser, api, functools.partial(page_of, site), fault, 1)
     context = f"{describe('bare', bare)}\n{describe('adopted', adopted)}"
     print(context)
     assert adopted.proxy.stats.fired == 1 and bare.proxy.stats.fired == 1, context

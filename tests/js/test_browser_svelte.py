@@ -14,7 +14,6 @@ the table (docs/webui-browser-table.md).
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
@@ -26,14 +25,7 @@ from tests.support import browser_table as table
 from tests.support import jstools
 from tests.support.browser_langchain import SCENARIOS, TRANSPORTS, ProtocolProxy, server
 from tests.support.browser_page import build_page, headless_chromium, static_site
-from tests.support.browser_turns import (
-    CONTROL_PATIENCE_S,
-    PATIENCE_S,
-    Outcome,
-    cell,
-    healthy_bytes,
-    run_page,
-)
+from tests.support.browser_turns import Outcome, bare_and_adopted, cell, healthy_bytes, run_page
 from tests.support.servers import DevServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -93,24 +85,18 @@ async def stream_bytes(browser: Browser, site: str, api: DevServer) -> StreamByt
 async def both(
     browser: Browser, site: str, api: DevServer, name: str, transport: str, total: int
 ) -> tuple[Outcome, Outcome, str]:
-    """The scenario on the bare page and on the adopted one, side by side (a bare page
-    stuck after its cuts waits out its bounds meanwhile); a description of both."""
+    """The scenario on the bare page and on the adopted one (``bare_and_adopted``); a
+    description of both."""
     scenario = SCENARIOS[name]
     fault = scenario.fault(total, transport)
     assert fault is not None
-    outcomes = await asyncio.gather(
-        *(
-            run_page(
-                browser,
-                api,
-                page_of(site, hook, transport),
-                fault,
-                scenario.turns,
-                ProtocolProxy,
-                patience,
-            )
-            for hook, patience in (("bare", CONTROL_PATIENCE_S), ("recovery", PATIENCE_S))
-        )
+    outcomes = await bare_and_adopted(
+        browser,
+        api,
+        lambda hook: page_of(site, hook, transport),
+        fault,
+        scenario.turns,
+        ProtocolProxy,
     )
     context = "\n".join(
         f"{hook} ({transport}): {cell(o.turns)}; {o.turns!r}; proxy {vars(o.proxy.stats)}"

@@ -177,6 +177,24 @@ async def run_page(
         await proxy.stop()
 
 
+async def bare_and_adopted(
+    browser: Browser,
+    api: DevServer,
+    page_of: Callable[[str], Callable[[str], str]],
+    fault: Fault,
+    turns: int,
+    proxy_class: type[FaultProxy] = jstools.OneRequestProxy,
+) -> tuple[Outcome, Outcome]:
+    """The bare page (``page_of("bare")``, the control, with ``CONTROL_PATIENCE_S``) and
+    the adopted one (``page_of("recovery")``), each through its own proxy with ``fault``,
+    side by side: a bare page stuck after its cuts waits out its bounds meanwhile."""
+    bare, adopted = await asyncio.gather(
+        run_page(browser, api, page_of("bare"), fault, turns, proxy_class, CONTROL_PATIENCE_S),
+        run_page(browser, api, page_of("recovery"), fault, turns, proxy_class),
+    )
+    return bare, adopted
+
+
 async def healthy_bytes(
     browser: Browser,
     api: DevServer,
