@@ -43,6 +43,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     its own ``xdist_group`` keeps it (xdist would join the two names)."""
     for item in items:
         if item.get_closest_marker("xdist_group") is not None:
+            _check_group_names(item)
             continue
         shared = ONE_AT_A_TIME.get(item.nodeid.split("::")[0])
         if shared is not None:
@@ -52,6 +53,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # xdist hands out groups in collection order: the longest go first, so that none of
     # them starts last and holds the run up alone (each takes minutes on one worker).
     items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_GROUPS_FIRST))
+
+
+def _check_group_names(item: pytest.Item) -> None:
+    """xdist appends ``@name`` to the test's id and reads the group back only when that
+    ``@`` comes after the id's last ``]``: a name holding a ``]`` (or an ``@``) is no
+    group at all, silently, and its tests go to every worker, each starting its own
+    servers (the SDK and transport groups did, until 2026-12-03)."""
+    for marker in item.iter_markers("xdist_group"):
+        name = str(marker.args[0] if marker.args else marker.kwargs.get("name", "default"))
+        if "]" in name or "@" in name:
+            raise pytest.UsageError(
+                f"{item.nodeid}: xdist_group {name!r} is not a group xdist can read "
+                "(name it without ']' or '@')"
+            )
 
 
 # Modules that share one worker, one after the other: each Chromium page must show the

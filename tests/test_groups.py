@@ -1,9 +1,10 @@
 """``make test``'s grouping (tests/conftest.py), as pytest-xdist applies it: a module
 sharing a module-scoped fixture runs on one worker, and so does a named ``xdist_group``.
 
-Both were lost once without a failing test: the conftest's groups were added after
-xdist had read them, and pytest 9.2's node ids ignore the group xdist appends, so every
-test went to whichever worker was free and each worker started its own servers."""
+Both were lost without a failing test: the conftest's groups were added after xdist had
+read them, pytest 9.2's node ids ignore the group xdist appends, and a group named with a
+``]`` (the SDK and transport groups) is no group to xdist; each time every test went to
+whichever worker was free and each worker started its own servers."""
 
 from __future__ import annotations
 
@@ -56,3 +57,24 @@ def test_each_group_runs_on_one_worker(tmp_path: Path) -> None:
         workers.setdefault(test, set()).add(worker)
     assert set(workers) == {"test_module_fixture", "test_named_group"}, done.stdout
     assert all(len(ran_on) == 1 for ran_on in workers.values()), workers
+
+
+def test_a_group_xdist_cannot_read_is_refused(tmp_path: Path) -> None:
+    """xdist reads a group back from the test's id only when its ``@`` follows the id's
+    last ``]``: a name holding one would silently be no group. (Under xdist the refusal
+    stops the workers; the plain run says why.)"""
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "test_sample.py").write_text(
+        SAMPLE.replace('xdist_group("named")', 'xdist_group("module[sdk-1]")')
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0, done.stdout
+    assert "xdist_group 'module[sdk-1]' is not a group xdist can read" in (
+        done.stdout + done.stderr
+    )

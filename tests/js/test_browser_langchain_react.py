@@ -106,7 +106,7 @@ def on_worker_of(transport: str) -> pytest.MarkDecorator:
     """One xdist group per transport: under ``make test`` the module's tests split over
     two workers, each with its own server and page (~10 s to set up), instead of running
     one after another on one worker (~4 min, the suite's longest group)."""
-    return pytest.mark.xdist_group(f"{__name__}[{transport}]")
+    return pytest.mark.xdist_group(f"{__name__}:{transport}")
 
 
 TRANSPORT_PARAMS = [pytest.param(t, id=t, marks=on_worker_of(t)) for t in TRANSPORTS]

@@ -142,10 +142,11 @@ def sdk_env(version: str) -> dict[str, str]:
 
 def sdk_params(module: str) -> list[Any]:
     """``SDKS`` as pytest params of ``module``'s SDK fixture, each in its own xdist group:
-    a module run on two SDKs splits over two workers instead of doubling one's time."""
+    a module run on two SDKs splits over two workers instead of doubling one's time.
+    (``module:version``: xdist ignores a group whose name holds a ``]``.)"""
     return [
         pytest.param(
-            version, id=f"sdk-{version}", marks=pytest.mark.xdist_group(f"{module}[{version}]")
+            version, id=f"sdk-{version}", marks=pytest.mark.xdist_group(f"{module}:{version}")
         )
         for version in SDKS
     ]
