@@ -41,16 +41,21 @@ PYTEST = [
 RAN_ON = re.compile(r"\[(gw\d+)\].*PASSED \S*::(test_\w+)\[")
 
 
-def test_each_group_runs_on_one_worker(tmp_path: Path) -> None:
+def run_sample(tmp_path: Path, sample: str, pytest: list[str]) -> subprocess.CompletedProcess[str]:
+    """``sample`` as a test module beside the repository's hook, run by ``pytest``."""
     (tmp_path / "conftest.py").write_text(CONFTEST)
-    (tmp_path / "test_sample.py").write_text(SAMPLE)
-    done = subprocess.run(
-        [*PYTEST, "--rootdir", str(tmp_path)],
+    (tmp_path / "test_sample.py").write_text(sample)
+    return subprocess.run(
+        [*pytest, "--rootdir", str(tmp_path)],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_each_group_runs_on_one_worker(tmp_path: Path) -> None:
+    done = run_sample(tmp_path, SAMPLE, PYTEST)
     assert done.returncode == 0, done.stdout + done.stderr
     workers: dict[str, set[str]] = {}
     for worker, test in RAN_ON.findall(done.stdout):
@@ -63,17 +68,8 @@ def test_a_group_xdist_cannot_read_is_refused(tmp_path: Path) -> None:
     """xdist reads a group back from the test's id only when its ``@`` follows the id's
     last ``]``: a name holding one would silently be no group. (Under xdist the refusal
     stops the workers; the plain run says why.)"""
-    (tmp_path / "conftest.py").write_text(CONFTEST)
-    (tmp_path / "test_sample.py").write_text(
-        SAMPLE.replace('xdist_group("named")', 'xdist_group("module[sdk-1]")')
-    )
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    sample = SAMPLE.replace('xdist_group("named")', 'xdist_group("module[sdk-1]")')
+    done = run_sample(tmp_path, sample, [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"])
     assert done.returncode != 0, done.stdout
     assert "xdist_group 'module[sdk-1]' is not a group xdist can read" in (
         done.stdout + done.stderr
