@@ -161,12 +161,16 @@ async def test_waiters_on_many_threads_share_one_watch_query(seeder: Seeder, bac
                 for _ in range(3)
             ]
             mover = asyncio.create_task(client.get(route(moving.thread_id), params={"wait": 20}))
-            await asyncio.sleep(0.5)
+            # Every request parked, and each thread read twice: once, then once more
+            # as its token predates that first sighting (``ThreadWatch``).
+            await until(lambda: parked_waiters(service) == len(held) + 1)
+            await until(lambda: heads[0] >= 2 * (len(threads) + 1))
             assert service.long_polls.active == len(threads) + 1
             checks, before = reader.watch.checks, heads[0]
             gates[0].set()
             await reached(moving, ("two",))
-            await asyncio.sleep(0.3)
+            await until(lambda: reader.watch.checks > checks)
+            await asyncio.sleep(0.3)  # the window in which no more checks may run
             # Each check is one query for all eleven threads: SQLite's run on the
             # commit's reports (a few), PostgreSQL's every 50 ms whatever the count.
             # The paused threads' polls read nothing.
