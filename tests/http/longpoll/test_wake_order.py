@@ -104,8 +104,9 @@ async def test_every_parked_poll_wakes_whoever_reads_the_new_head_first(
             held = waiters(current, by_run_id=first != "a new long-poll")
             tasks = [asyncio.create_task(client.get(path, **request)) for request in held]
             await until(lambda: held_count(service) == len(held))
-            await until(lambda: reader.watch.checks >= 1)  # each poll read, then waits
-            await asyncio.sleep(0.2)
+            # The watch's first check done and parked: one still querying would see the
+            # commits below and wake the polls itself.
+            await until(lambda: clock.parked >= 1)
 
             for gate in run.gates:
                 gate.set()
