@@ -124,6 +124,7 @@ class Reconciler:
             remaining = deadline - time.monotonic()
             wait = min(LONG_POLL_SECONDS, max(remaining, 0.0)) if self.route_available else 0.0
             started = time.monotonic()
+            probing = self.route_available is None
             try:
                 latest = await self.fetch(wait)
                 if on_answer is not None:
@@ -144,6 +145,11 @@ class Reconciler:
             held = time.monotonic() - started
             if wait > 0 and held >= wait / 2 and last_error is None:
                 continue  # the server long-polled for us: ask again at once
+            if probing and self.route_available and last_error is None:
+                # The first read only learnt that the route is there (it holds no request
+                # before it knows): long-poll at once, or a run ending in a backoff's
+                # second is seen up to that second late.
+                continue
             await asyncio.sleep(min(backoff(attempt), remaining))
             attempt += 1
             last_error = None

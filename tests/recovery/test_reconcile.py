@@ -17,7 +17,9 @@ from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.recovery import stream_with_recovery
 from evoscientist_final_answer.recovery.reconcile import Reconciler, ThreadGone, backoff
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
+from tests.http.longpoll.test_waiting import three_step_run
 from tests.support.proxy import Fault, FaultProxy
+from tests.support.seeds import Seeder, serving
 from tests.support.servers import DevServer, langgraph_dev
 
 
@@ -94,3 +96,25 @@ async def test_a_rejected_request_is_not_retried(tmp_path: Path) -> None:
             await reconciler.settle(30)
     assert raised.value.response.status_code == 422
     assert time.monotonic() - started < 5
+
+
+async def test_the_long_poll_follows_the_first_read_at_once(seeder: Seeder) -> None:
+    """The first read (no ``wait``: the route may not be there) finds the run going; the
+    next one is a long-poll sent at once, not after the 1 s backoff, so a run ending in
+    that second is read as it ends. The run ends when that long-poll is on its way."""
+    service = FinalAnswerService(seeder.store.reader(), None)
+    sent: list[tuple[float, httpx.URL]] = []
+    async with three_step_run(seeder) as run, serving(create_app(lambda: service)) as http:
+
+        async def record(request: httpx.Request) -> None:
+            sent.append((time.monotonic(), request.url))
+            if len(sent) == 2:
+                for gate in run.gates:
+                    gate.set()
+
+        http.event_hooks["request"] = [record]
+        answer = await Reconciler(http, run.thread.thread_id, None).settle(60)
+    assert answer["complete"] is True and answer["content"] == "the final answer"
+    assert [url.params.get("wait") for _, url in sent] == [None, "30"]
+    # What separates them is the first response only (milliseconds), not a backoff.
+    assert sent[1][0] - sent[0][0] < backoff(0) / 2

@@ -127,6 +127,7 @@ export class Reconciler {
         ? Math.min(LONG_POLL_SECONDS, Math.max(remaining, 0) / 1000)
         : 0;
       const started = this.clock();
+      const probing = this.routeAvailable === null;
       try {
         latest = await this.fetch(wait);
         if (onAnswer) onAnswer(latest);
@@ -147,6 +148,10 @@ export class Reconciler {
       }
       const held = (this.clock() - started) / 1000;
       if (wait > 0 && held >= wait / 2 && lastError === null) continue; // long-polled: ask again
+      // The first read only learnt that the route is there (it does not hold a request
+      // before it knows): long-poll at once, or a run ending in a backoff's second is
+      // shown up to that second late.
+      if (probing && this.routeAvailable && lastError === null) continue;
       await this.sleep(Math.min(backoffMs(attempt), remaining), this.signal);
       attempt += 1;
       lastError = null;

@@ -35,7 +35,8 @@ test("F3: polls with backoff when the server answers at once, until complete", a
   const answer = await reconciler.settle(240_000, (a) => seen.push(a.content));
   assert.equal(answer.content, "v6");
   assert.deepEqual(seen, ["v1", "v2", "v3", "v4", "v5", "v6"]);
-  assert.deepEqual(clock.sleeps, [1000, 2000, 4000, 5000, 5000]);
+  // No sleep after the first read: it only learnt that the route is there.
+  assert.deepEqual(clock.sleeps, [1000, 2000, 4000, 5000]);
   assert.equal(calls[0].search, "?run_id=r"); // first ask: no wait
   assert.equal(calls[1].search, "?run_id=r&wait=30"); // then long-poll, capped at 30 s
 });
@@ -54,7 +55,28 @@ test("F3: a server that holds the request (long-poll) is asked again at once", a
   ]);
   const reconciler = new Reconciler({ url: "http://x", threadId: "t", runId: "r", fetchImpl, ...clock });
   await reconciler.settle(240_000);
-  assert.deepEqual(clock.sleeps, [1000]);
+  assert.deepEqual(clock.sleeps, []);
+});
+
+test("F3: the long-poll follows the first read at once, so a run's end is seen as it comes", async () => {
+  // A run that ends 300 ms after the first read: the long-poll is already held then.
+  const clock = fakeClock();
+  const endsAt = clock.clock() + 300;
+  const { fetchImpl, calls } = mockServer([
+    [
+      /final-answer$/,
+      ({ search }) => {
+        if (search.includes("wait=") && clock.clock() < endsAt) clock.advance(endsAt - clock.clock());
+        return jsonResponse(200, { content: "x", complete: clock.clock() >= endsAt });
+      },
+    ],
+  ]);
+  const reconciler = new Reconciler({ url: "http://x", threadId: "t", runId: "r", fetchImpl, ...clock });
+  const answer = await reconciler.settle(240_000);
+  assert.equal(answer.complete, true);
+  assert.equal(clock.clock() - endsAt, 0, "the end was read when it came");
+  assert.deepEqual(clock.sleeps, []);
+  assert.deepEqual(calls.map((c) => c.search), ["?run_id=r", "?run_id=r&wait=30"]);
 });
 
 test("F3: network errors are retried, not fatal; the deadline returns the latest answer", async () => {
