@@ -36,6 +36,7 @@ from tests.support.browser_page import (
     runs_of,
     shown_after_run,
     thread_of,
+    watch_first_shown,
 )
 from tests.support.proxy import Fault, FaultProxy
 from tests.support.servers import DevServer, free_port, langgraph_dev, stop
@@ -343,6 +344,7 @@ async def restart_mid_run(
         page = await context.new_page()
         with server(root, port, env) as first:
             await open_page(page, url_of(proxy.url))
+            await watch_first_shown(page)
             await page.evaluate(SUBMIT, question())
             thread_id = await thread_of(page)
             run_id = await nth_run(first.url, thread_id, 1)
