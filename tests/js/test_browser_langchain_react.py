@@ -102,14 +102,7 @@ async def stream_bytes(browser: Browser, site: str, api: DevServer) -> StreamByt
     return of
 
 
-def on_worker_of(transport: str) -> pytest.MarkDecorator:
-    """One xdist group per transport: under ``make test`` the module's tests split over
-    two workers, each with its own server and page (~10 s to set up), instead of running
-    one after another on one worker (~4 min, the suite's longest group)."""
-    return pytest.mark.xdist_group(f"{__name__}:{transport}")
-
-
-TRANSPORT_PARAMS = [pytest.param(t, id=t, marks=on_worker_of(t)) for t in TRANSPORTS]
+TRANSPORT_PARAMS = [pytest.param(t, id=t) for t in TRANSPORTS]
 
 
 # How long a page stays open after its last run, watched for reconnects (the bare
@@ -125,7 +118,7 @@ async def run_statuses(api: str, thread_id: str) -> set[str]:
 
 
 FAULTS = [
-    pytest.param(name, transport, id=f"{name}-{transport}", marks=on_worker_of(transport))
+    pytest.param(name, transport, id=f"{name}-{transport}")
     for name, scenario in SCENARIOS.items()
     for transport in TRANSPORTS
     if name != "no fault" and not scenario.restart and scenario.fault(1000, transport)
@@ -197,7 +190,6 @@ async def test_bare_binding_ends_truncated_when_every_reconnect_is_cut(
         assert result.streams_after > 0, "the bare binding stopped reconnecting after the run"
 
 
-@on_worker_of("sse")
 async def test_bare_binding_runs_a_submit_cut_before_its_response_twice(
     browser: Browser, site: str, api: DevServer, stream_bytes: StreamBytes
 ) -> None:
@@ -212,7 +204,6 @@ async def test_bare_binding_runs_a_submit_cut_before_its_response_twice(
     assert result.shown[0].runs == 2, result.shown
 
 
-@on_worker_of("websocket")
 async def test_bare_binding_shows_nothing_when_its_socket_is_cut_at_run_start(
     browser: Browser, site: str, api: DevServer, stream_bytes: StreamBytes
 ) -> None:

@@ -124,7 +124,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[DevS
         yield dev
 
 
-@pytest.fixture(scope="module", params=jstools.sdk_params(__name__))
+@pytest.fixture(scope="module", params=jstools.sdk_params(__name__, split=False))
 def sdk(request: pytest.FixtureRequest) -> str:
     """The @langchain/langgraph-sdk version the pages are bundled with."""
     return str(request.param)

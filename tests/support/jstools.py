@@ -140,13 +140,16 @@ def sdk_env(version: str) -> dict[str, str]:
     return {"EVOSCI_SDK_DIR": str(prefix)}
 
 
-def sdk_params(module: str) -> list[Any]:
-    """``SDKS`` as pytest params of ``module``'s SDK fixture, each in its own xdist group:
-    a module run on two SDKs splits over two workers instead of doubling one's time.
-    (``module:version``: xdist ignores a group whose name holds a ``]``.)"""
+def sdk_params(module: str, *, split: bool = True) -> list[Any]:
+    """``SDKS`` as pytest params of ``module``'s SDK fixture, with ``split`` each in its
+    own xdist group: a module run on two SDKs splits over two workers instead of doubling
+    one's time. (``module:version``: xdist ignores a group whose name holds a ``]``.)
+    Without it the module's own group holds (a Chromium lane: tests/conftest.py)."""
     return [
         pytest.param(
-            version, id=f"sdk-{version}", marks=pytest.mark.xdist_group(f"{module}:{version}")
+            version,
+            id=f"sdk-{version}",
+            marks=[pytest.mark.xdist_group(f"{module}:{version}")] if split else [],
         )
         for version in SDKS
     ]
