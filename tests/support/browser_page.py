@@ -176,24 +176,18 @@ async def run_end(api: str, thread_id: str, run_id: str) -> tuple[float, str, st
             body = (await http.get(route, params={"run_id": run_id, "wait": 30})).json()
             if body["complete"] or time.monotonic() > deadline:
                 break
-        ended = time.monotonic()
+        seen = time.monotonic()
         assert body["complete"], body
+        # The run ended with its last checkpoint (``completed_at``): this poll saw that
+        # later, and later still on a loaded machine. (None: a run that ended with no
+        # checkpoint of its own, e.g. one cancelled before its first.)
+        completed = body["completed_at"]
+        ended = seen if completed is None else min(seen, monotonic_clock(completed))
         text = await http.get(route, params={"run_id": run_id, "format": "text"})
         # Shown with a failure: how the route called the run's end (one run of a fresh
         # clone's CI read as complete with an empty text, once; not seen again).
         print(f"run_end {run_id}: {body['status']} {body.get('error')} {len(text.text)} chars")
         return ended, text.text, body["message_id"]
-
-
-async def checkpointed_end(api: str, thread_id: str, run_id: str) -> float:
-    """When the checkpoint that ended the run was made (the route's ``completed_at``), on
-    this process's monotonic clock: the end as the store has it, which the test's own
-    long-poll sees later, and later still on a loaded machine."""
-    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
-        route = f"/api/threads/{thread_id}/final-answer"
-        body = (await http.get(route, params={"run_id": run_id})).json()
-    completed = datetime.fromisoformat(body["completed_at"]).timestamp()
-    return time.monotonic() - (time.time() - completed)
 
 
 ANSWER_OF = """([id]) => {
@@ -227,7 +221,6 @@ async def shown_after_run(
     while (runs := await runs_of(api, thread_id))[-1] != run_id:
         run_id = runs[-1]
         ended, expected, message_id = await run_end(api, thread_id, run_id)
-    ended = min(ended, await checkpointed_end(api, thread_id, run_id))
     delay = await _shown_within(page, message_id, expected, ended, SHOW_WITHIN_S)
     await asyncio.sleep(max(0.0, ended + SHOW_WITHIN_S - time.monotonic()))
     answer = await page.evaluate(ANSWER_OF, [message_id])
@@ -302,6 +295,11 @@ async def _first_shown(page: Page, message_id: str | None, text: str) -> float |
 def wall_clock(monotonic: float) -> float:
     """A ``time.monotonic()`` reading on the wall clock (the page's clock)."""
     return time.time() - (time.monotonic() - monotonic)
+
+
+def monotonic_clock(iso_time: str) -> float:
+    """An ISO 8601 time (the route's) on this process's ``time.monotonic()`` clock."""
+    return time.monotonic() - (time.time() - datetime.fromisoformat(iso_time).timestamp())
 
 
 # ---- token streaming: what the page shows while a run streams
