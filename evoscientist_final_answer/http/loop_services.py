@@ -37,6 +37,29 @@ logger = logging.getLogger(__name__)
 ServiceFactory = Callable[[], FinalAnswerService | Awaitable[FinalAnswerService]]
 Loop = asyncio.AbstractEventLoop
 
+# Every task that closes a service when its loop ends, held until it has: a loop keeps
+# only weak references to its tasks, and this one waits on a future nobody else holds.
+# Held here, not by the routes, and holding the service, not the routes: routes dropped
+# while their loop runs on (a test suite that builds an app per test on one loop) close
+# their services then (``_close_dropped``), and a task destroyed while pending would
+# close nothing.
+_PENDING_CLOSERS: set[asyncio.Task[None]] = set()
+
+
+async def _close_when_loop_ends(service: FinalAnswerService) -> None:
+    try:
+        await asyncio.get_running_loop().create_future()  # only a cancel ends the wait
+    finally:
+        await service.close()
+
+
+def _close_dropped(closers: weakref.WeakKeyDictionary[Loop, asyncio.Task[None]]) -> None:
+    """Routes collected while their loops run: each loop closes their service now. Run
+    by the collector, on whatever thread it runs, so each cancel goes through its loop."""
+    for loop, closer in list(closers.items()):
+        if not closer.done() and not loop.is_closed():
+            loop.call_soon_threadsafe(closer.cancel)
+
 
 class LoopServices:
     def __init__(
@@ -50,11 +73,11 @@ class LoopServices:
             weakref.WeakKeyDictionary()
         )
         self._making: weakref.WeakKeyDictionary[Loop, asyncio.Lock] = weakref.WeakKeyDictionary()
-        # Held strongly while its loop lives: the loop itself keeps only weak references
-        # to its tasks, and this one waits on a future nobody else holds.
+        # Each loop's closer, for ``close`` to cancel (``_PENDING_CLOSERS`` keeps it alive).
         self._closers: weakref.WeakKeyDictionary[Loop, asyncio.Task[None]] = (
             weakref.WeakKeyDictionary()
         )
+        weakref.finalize(self, _close_dropped, self._closers)
         self._reported: str | None = None  # the bad setting already logged
 
     async def get(self) -> FinalAnswerService:
@@ -76,12 +99,18 @@ class LoopServices:
                 made = self.factory()
                 service = await made if inspect.isawaitable(made) else made
                 self._services[loop] = service
-                self._closers[loop] = loop.create_task(
-                    self._close_when_loop_ends(loop),
+                closer = self._closers[loop] = loop.create_task(
+                    _close_when_loop_ends(service),
                     name="final-answer: close at loop end",
                     # Not the first request's context: the task outlives the request.
                     context=contextvars.Context(),
                 )
+                _PENDING_CLOSERS.add(closer)
+                # A callback runs in the context it was added from unless told: here,
+                # the first request's, which a pending closer would keep.
+                done = contextvars.Context()
+                closer.add_done_callback(_PENDING_CLOSERS.discard, context=done)
+                closer.add_done_callback(self._forgetter(loop, service), context=done)
         return service
 
     def current(self) -> FinalAnswerService | None:
@@ -91,22 +120,27 @@ class LoopServices:
     async def close(self) -> None:
         """Close the running loop's service now (the complete app's lifespan)."""
         loop = asyncio.get_running_loop()
+        self._services.pop(loop, None)
         closer = self._closers.pop(loop, None)
         if closer is not None:
             closer.cancel()
-        service = self._services.pop(loop, None)
-        if service is not None:
-            await service.close()
+            await asyncio.wait((closer,))  # it closes the service (a cancel is its end)
 
-    async def _close_when_loop_ends(self, loop: Loop) -> None:
-        try:
-            await loop.create_future()  # never set: only the loop's end cancels it
-        except asyncio.CancelledError:
-            self._closers.pop(loop, None)
-            service = self._services.pop(loop, None)
-            if service is not None:
-                await service.close()
-            raise
+    def _forgetter(
+        self, loop: Loop, service: FinalAnswerService
+    ) -> Callable[[asyncio.Task[None]], None]:
+        """Once a closer is done (its loop ended, or ``close``), the loop's entries go:
+        nothing of a dead loop is kept. It holds the maps, not ``self``: a pending closer
+        must not keep the routes alive (``_close_dropped``)."""
+        services, closers = self._services, self._closers
+
+        def forget(closer: asyncio.Task[None]) -> None:
+            if closers.get(loop) is closer:
+                del closers[loop]
+            if services.get(loop) is service:
+                del services[loop]
+
+        return forget
 
     def _check_settings(self) -> None:
         try:

@@ -51,6 +51,35 @@ print("left alive:", left, flush=True)
 """
 
 
+# A test suite on one loop that builds the routes' app per test and drops it.
+APPS_DROPPED = """
+import asyncio, gc, sys, threading
+import httpx
+from starlette.applications import Starlette
+from evoscientist_final_answer import final_answer_routes
+
+async def main() -> None:
+    for _ in range(2):
+        app = Starlette(routes=final_answer_routes())
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://host") as client:
+            held = await client.get(sys.argv[1], params={"wait": 1, "format": "text"})
+            print("answered", held.status_code, held.text, flush=True)
+        del app, transport, client
+        await asyncio.sleep(0.1)  # the request's own tasks end (its disconnect watch)
+        gc.collect()
+        await asyncio.sleep(0.2)  # the dropped routes close their service meanwhile
+        open_threads = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+        print("open while the loop runs:", open_threads, flush=True)
+
+asyncio.run(main())
+others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+for thread in others:
+    thread.join(timeout=5)
+print("left alive:", [t.name for t in others if t.is_alive()], flush=True)
+"""
+
+
 def host_env(seeder: Seeder) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVOSCIENTIST_")}
     if seeder.store.backend == "postgres":
@@ -172,3 +201,29 @@ async def test_asyncio_run_with_an_asgi_client_exits(seeder: Seeder, app: str) -
     assert "left alive: []" in finished.stdout
     assert "was deleted before being closed" not in finished.stderr
     assert "Task was destroyed" not in finished.stderr
+
+
+async def test_apps_dropped_while_their_loop_runs_on_are_closed_when_it_ends(
+    seeder: Seeder,
+) -> None:
+    """What a dropped app's routes opened is closed once they are collected, while
+    their loop runs on (one app per test, on a suite's one loop, must not pile up
+    connections and threads), and the task that would close it at the loop's end is not
+    destroyed while pending, closing nothing."""
+    path = await seeded_path(seeder)
+    try:
+        finished = subprocess.run(
+            [sys.executable, "-c", APPS_DROPPED, path],
+            cwd=REPO,
+            env=host_env(seeder),
+            capture_output=True,
+            text=True,
+            timeout=EXIT_WITHIN,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the interpreter did not exit within {EXIT_WITHIN} s: {exc.stdout!r}")
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert finished.stdout.count("answered 200 the answer") == 2, finished.stdout
+    assert finished.stdout.count("open while the loop runs: []") == 2, finished.stdout
+    assert "left alive: []" in finished.stdout
+    assert "Task was destroyed" not in finished.stderr, finished.stderr[-3000:]
