@@ -152,6 +152,13 @@ async def join_then_read(sdk: Any, http: httpx.AsyncClient, run: dict[str, Any])
     return (await http.get(route(run["thread_id"]))).json()
 
 
+# The host's floors: the held path and the path that releases it.
+FLOORS = {
+    "floor": (host_floor.HOLD_PATH, host_floor.RELEASE_PATH),
+    "floor-pass": (host_floor.PASS_HOLD_PATH, host_floor.PASS_RELEASE_PATH),
+}
+
+
 async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int) -> dict[str, Any]:
     """``kind``: ``one`` (1,000 waiters on one running thread), ``spread`` (10 per thread
     on 100 threads that have checkpoints, by ``run_id``), ``fresh`` (10 per thread on 100
@@ -159,10 +166,12 @@ async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int)
     ``one``, and a client that joins the run and reads the route the moment the join
     returns: the read that first sees the end must not take the waiters' wake),
     ``floor`` (as ``one``, but the thousand hold ``bench/host_floor.py``'s do-nothing
-    route, released once the run has ended: their wake counts from the release)."""
+    route, released once the run has ended: their wake counts from the release),
+    ``floor-pass`` (as ``floor``, but the release answers all thousand in one pass, as
+    the route's poll does: ``host_floor.HoldPass``)."""
     sdk = get_client(url=server.url, api_key=None, timeout=120)
     async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
-        count = 1 if kind in ("one", "mixed", "floor") else THREADS
+        count = 1 if kind in ("one", "mixed", *FLOORS) else THREADS
         threads = [
             (await sdk.threads.create(graph_id=ASSISTANT))["thread_id"] for _ in range(count)
         ]
@@ -181,10 +190,10 @@ async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int)
         clock = CommitClock(server.sessions_db, threads)
         await clock.start()
         runs = await start_runs(sdk, threads, first)
-        if with_waiters and kind in ("one", "mixed", "floor"):
+        if with_waiters and kind in ("one", "mixed", *FLOORS):
             while (await http.get(route(threads[0]))).json()["status"] != "running":
                 await asyncio.sleep(0.02)  # its first checkpoint is written
-            held = host_floor.HOLD_PATH if kind == "floor" else route(threads[0])
+            held = FLOORS[kind][0] if kind in FLOORS else route(threads[0])
             paths = [f"{held}?wait=30"] * WAITERS
             loadgen = await LoadGen.hold(server.port, paths)
         elif with_waiters and kind == "spread":
@@ -203,8 +212,8 @@ async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int)
             assert read["complete"] and read["content"] == expected(first), read
         await clock.stop()
         released = time.time()
-        if kind == "floor" and loadgen is not None:
-            await http.post(host_floor.RELEASE_PATH)
+        if kind in FLOORS and loadgen is not None:
+            await http.post(FLOORS[kind][1])
         results = await loadgen.results() if loadgen is not None else []
     await sdk.aclose()
     # From the first checkpoint of any run (the server began executing) to the last
@@ -216,7 +225,7 @@ async def scenario(server: DevServer, kind: str, with_waiters: bool, first: int)
         for run, at, checkpoint in zip(runs, completed, checkpoints, strict=True)
     )
     measured: dict[str, Any] = {"wall": ended - started, "lags": lags}
-    if results and kind == "floor":
+    if results and kind in FLOORS:
         answered = [r for r in results if r["status"] == 200]
         measured.update(
             answers=len(results),
@@ -359,7 +368,7 @@ async def idle_and_abort(server: DevServer, report: CrowdReport) -> None:
 
 # The route-only scenarios, each beside the host's floor: what the host's middleware
 # costs a held request that does nothing, in the same server.
-ROUTE_ONLY_REPEATS = {"one": 5, "mixed": 3, "floor": 5}
+ROUTE_ONLY_REPEATS = {"one": 5, "mixed": 3, "floor": 5, "floor-pass": 5}
 HOST_FLOOR_APP = f"{Path(host_floor.__file__).resolve()}:app"
 
 

@@ -21,6 +21,7 @@ from types import SimpleNamespace
 
 from bench import crowd as crowd_bench
 from bench.crowd import (
+    FLOORS,
     HOST_FLOOR_APP,
     REPEATS,
     ROUTE_ONLY_REPEATS,
@@ -73,13 +74,14 @@ async def measure(report: CrowdReport, work: Path) -> None:
                 first += 2 * THREADS
             report.scenarios[kind] = summary(alone, crowded)
             print(f"  {kind}: {report.scenarios[kind]}", flush=True)
-        alone, crowded = [], []
-        for _ in range(ROUTE_ONLY_REPEATS["floor"]):
-            alone.append(await crowd_bench.scenario(server, "floor", False, first))
-            crowded.append(await crowd_bench.scenario(server, "floor", True, first + THREADS))
-            first += 2 * THREADS
-        report.route_only["floor"] = summary(alone, crowded)
-        print(f"  floor: {report.route_only['floor']}", flush=True)
+        for floor in FLOORS:
+            alone, crowded = [], []
+            for _ in range(ROUTE_ONLY_REPEATS[floor]):
+                alone.append(await crowd_bench.scenario(server, floor, False, first))
+                crowded.append(await crowd_bench.scenario(server, floor, True, first + THREADS))
+                first += 2 * THREADS
+            report.route_only[floor] = summary(alone, crowded)
+            print(f"  {floor}: {report.route_only[floor]}", flush=True)
         await idle_and_abort(server, report)
         print(f"  idle: {report.idle}", flush=True)
     report.load_avg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
