@@ -12,7 +12,8 @@ thread, a PostgreSQL pool, an API client) is closed when the loop that opened it
 ``asyncio.run`` (uvicorn, hypercorn, langgraph dev, a user's test) cancels every task
 still pending when its main coroutine returns, and a task of ours waits for exactly
 that. Without it a host without a lifespan never exits: aiosqlite's thread is not a
-daemon, and the interpreter waits for it forever.
+daemon, and the interpreter waits for it forever. Routes collected while their loop
+runs on (an app built per test on a suite's one loop) close their service then.
 
 The settings are checked by the first request too, in any host (``settings.validate``):
 a value that cannot be used answers every route request with ``misconfigured``, naming
