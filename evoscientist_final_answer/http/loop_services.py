@@ -47,19 +47,37 @@ Loop = asyncio.AbstractEventLoop
 _PENDING_CLOSERS: set[asyncio.Task[None]] = set()
 
 
-async def _close_when_loop_ends(service: FinalAnswerService) -> None:
-    try:
-        await asyncio.get_running_loop().create_future()  # only a cancel ends the wait
-    finally:
-        await service.close()
+class Closer:
+    """A task that closes one service when ``ended`` is set, or when its loop ends (a
+    cancel). Set, not cancelled, by ``close`` and for dropped routes: a task cancelled
+    before its first step never runs its body, and would close nothing."""
+
+    def __init__(self, loop: Loop, service: FinalAnswerService) -> None:
+        self.ended: asyncio.Future[None] = loop.create_future()
+        self.task = loop.create_task(
+            self._close_when_ended(service),
+            name="final-answer: close at loop end",
+            # Not the first request's context: the task outlives the request.
+            context=contextvars.Context(),
+        )
+
+    async def _close_when_ended(self, service: FinalAnswerService) -> None:
+        try:
+            await self.ended
+        finally:
+            await service.close()
+
+    def end(self) -> None:
+        if not self.ended.done():
+            self.ended.set_result(None)
 
 
-def _close_dropped(closers: weakref.WeakKeyDictionary[Loop, asyncio.Task[None]]) -> None:
+def _close_dropped(closers: weakref.WeakKeyDictionary[Loop, Closer]) -> None:
     """Routes collected while their loops run: each loop closes their service now. Run
-    by the collector, on whatever thread it runs, so each cancel goes through its loop."""
+    by the collector, on whatever thread it runs, so each goes through its loop."""
     for loop, closer in list(closers.items()):
-        if not closer.done() and not loop.is_closed():
-            loop.call_soon_threadsafe(closer.cancel)
+        if not closer.task.done() and not loop.is_closed():
+            loop.call_soon_threadsafe(closer.end)
 
 
 class LoopServices:
@@ -75,9 +93,7 @@ class LoopServices:
         )
         self._making: weakref.WeakKeyDictionary[Loop, asyncio.Lock] = weakref.WeakKeyDictionary()
         # Each loop's closer, for ``close`` to cancel (``_PENDING_CLOSERS`` keeps it alive).
-        self._closers: weakref.WeakKeyDictionary[Loop, asyncio.Task[None]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._closers: weakref.WeakKeyDictionary[Loop, Closer] = weakref.WeakKeyDictionary()
         weakref.finalize(self, _close_dropped, self._closers)
         self._reported: str | None = None  # the bad setting already logged
 
@@ -100,18 +116,13 @@ class LoopServices:
                 made = self.factory()
                 service = await made if inspect.isawaitable(made) else made
                 self._services[loop] = service
-                closer = self._closers[loop] = loop.create_task(
-                    _close_when_loop_ends(service),
-                    name="final-answer: close at loop end",
-                    # Not the first request's context: the task outlives the request.
-                    context=contextvars.Context(),
-                )
-                _PENDING_CLOSERS.add(closer)
+                closer = self._closers[loop] = Closer(loop, service)
+                _PENDING_CLOSERS.add(closer.task)
                 # A callback runs in the context it was added from unless told: here,
                 # the first request's, which a pending closer would keep.
                 done = contextvars.Context()
-                closer.add_done_callback(_PENDING_CLOSERS.discard, context=done)
-                closer.add_done_callback(self._forgetter(loop, service), context=done)
+                closer.task.add_done_callback(_PENDING_CLOSERS.discard, context=done)
+                closer.task.add_done_callback(self._forgetter(loop, service), context=done)
         return service
 
     def current(self) -> FinalAnswerService | None:
@@ -124,8 +135,8 @@ class LoopServices:
         self._services.pop(loop, None)
         closer = self._closers.pop(loop, None)
         if closer is not None:
-            closer.cancel()
-            await asyncio.wait((closer,))  # it closes the service (a cancel is its end)
+            closer.end()
+            await asyncio.wait((closer.task,))  # it closes the service
 
     def _forgetter(
         self, loop: Loop, service: FinalAnswerService
@@ -135,8 +146,9 @@ class LoopServices:
         must not keep the routes alive (``_close_dropped``)."""
         services, closers = self._services, self._closers
 
-        def forget(closer: asyncio.Task[None]) -> None:
-            if closers.get(loop) is closer:
+        def forget(task: asyncio.Task[None]) -> None:
+            closer = closers.get(loop)
+            if closer is not None and closer.task is task:
                 del closers[loop]
             if services.get(loop) is service:
                 del services[loop]

@@ -193,7 +193,7 @@ def serving_tasks() -> int:
     for task in asyncio.all_tasks():
         code = getattr(task.get_coro(), "cr_code", None)
         name = code.co_filename if code is not None else ""
-        if code is not None and code.co_name == "_close_when_loop_ends":
+        if code is not None and code.co_name == "_close_when_ended":
             continue
         count += "evoscientist_final_answer" in name or (
             "uvicorn" in name and code.co_name == "run_asgi"
