@@ -137,9 +137,28 @@ async def ask(page: Page, api: str, turns: int, patience_s: float = PATIENCE_S) 
         answer, delay = await _shown(page, turn, expected, ended, patience_s)
         runs = len(await runs_of(api, thread_id)) - runs_before
         status = await run_status(api, thread_id, run_id)
+        if answer == expected and await thread_tool_calls(api, thread_id):
+            # The route's answer shows at the run's end; the tool calls a cut stream
+            # missed show once the page has rebound its binding to the thread's state,
+            # a moment later (more under load): count them once one shows.
+            with contextlib.suppress(PlaywrightTimeout):
+                await page.wait_for_function(
+                    "() => document.querySelectorAll('.part-tool').length >= 1",
+                    timeout=patience_s * 1000,
+                    polling=20,
+                )
         tools = await page.locator(".part-tool").count()
         shown.append(Turn(expected, answer, delay, lengths, runs, thread_id, run_id, status, tools))
     return shown
+
+
+async def thread_tool_calls(api: str, thread_id: str) -> int:
+    """Tool calls the thread's messages hold, all turns so far."""
+    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
+        response = await http.get(f"/threads/{thread_id}/state")
+        response.raise_for_status()
+    messages = (response.json().get("values") or {}).get("messages") or []
+    return sum(len(m.get("tool_calls") or []) for m in messages if isinstance(m, dict))
 
 
 async def run_status(api: str, thread_id: str, run_id: str) -> str:
