@@ -148,7 +148,10 @@ async def test_the_page_shows_the_route_answer_after_every_fault(
     )
     assert result is not None
     shown, proxy = result.shown, result.proxy
-    context = f"{name} ({transport}): proxy {json.dumps(vars(proxy.stats))}; shown {shown!r}"
+    context = (
+        f"{name} ({transport}): proxy {json.dumps(vars(proxy.stats))}; shown {shown!r}\n"
+        f"page:\n{result.timeline}"
+    )
     assert proxy.stats.fired >= 1, f"the fault never broke a stream; {context}"
     for turn, run in enumerate(shown, start=1):
         assert run.exact, f"run {turn}: not the route's answer 1 s after its end; {context}"
@@ -341,7 +344,10 @@ async def test_suspense_drop_in_shows_the_route_answer_after_two_cuts(
     )
     assert result is not None
     shown, proxy = result.shown, result.proxy
-    context = f"{transport}: proxy {json.dumps(vars(proxy.stats))}; shown {shown!r}"
+    context = (
+        f"{transport}: proxy {json.dumps(vars(proxy.stats))}; shown {shown!r}\n"
+        f"page:\n{result.timeline}"
+    )
     assert proxy.stats.fired >= 2, f"the fault did not break both runs; {context}"
     assert len(shown) == 2, context
     for turn, run in enumerate(shown, start=1):

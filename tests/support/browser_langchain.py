@@ -38,6 +38,7 @@ from tests.support.browser_page import (
     thread_of,
     watch_first_shown,
 )
+from tests.support.page_timeline import PageTimeline
 from tests.support.proxy import Fault, FaultProxy
 from tests.support.servers import DevServer, free_port, langgraph_dev, stop
 
@@ -227,6 +228,7 @@ class Outcome:
     proxy: FaultProxy
     # Event streams the fault targeted after the last run was read (its reconnects).
     streams_after: int
+    timeline: PageTimeline
 
 
 def server(
@@ -278,6 +280,7 @@ async def run_scenario(
     proxy = await ProtocolProxy(api.port, fault).start()
     try:
         page = await context.new_page()
+        timeline = PageTimeline(page)
         await open_page(page, page_url(site, proxy.url, hook, transport))
         shown: list[Shown] = []
         for _ in range(scenario.turns):
@@ -294,7 +297,7 @@ async def run_scenario(
             )
         before = proxy.stats.faulted
         await asyncio.sleep(linger_s)
-        return Outcome(shown, proxy, proxy.stats.faulted - before)
+        return Outcome(shown, proxy, proxy.stats.faulted - before, timeline)
     finally:
         await context.close()
         await proxy.stop()
