@@ -27,7 +27,17 @@ COMPLETE_APP = "evoscientist_final_answer.http.app:app"  # with its own lifespan
 ADDED_AT_MOST = 1.0  # seconds the route may add to its host's exit after SIGINT
 EXIT_WITHIN = 20.0  # an interpreter that waits on a thread never exits: a failure
 
-IN_PROCESS = """
+# What a script's interpreter still waits on once its ``asyncio.run`` returned (a closed
+# connection's worker thread ends a moment after its close returned).
+THREADS_LEFT = """
+others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+for thread in others:
+    thread.join(timeout=5)
+print("left alive:", [t.name for t in others if t.is_alive()], flush=True)
+"""
+
+IN_PROCESS = (
+    """
 import asyncio, importlib, sys, threading
 import httpx
 
@@ -42,17 +52,14 @@ async def main() -> None:
         print("answered", plain.status_code, held.status_code, held.text, flush=True)
 
 asyncio.run(main())
-# A closed connection's worker thread ends a moment after its close returned.
-others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
-for thread in others:
-    thread.join(timeout=5)
-left = [t.name for t in others if t.is_alive()]
-print("left alive:", left, flush=True)
 """
+    + THREADS_LEFT
+)
 
 
 # A test suite on one loop that builds the routes' app per test and drops it.
-APPS_DROPPED = """
+APPS_DROPPED = (
+    """
 import asyncio, gc, sys, threading
 import httpx
 from starlette.applications import Starlette
@@ -73,11 +80,9 @@ async def main() -> None:
         print("open while the loop runs:", open_threads, flush=True)
 
 asyncio.run(main())
-others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
-for thread in others:
-    thread.join(timeout=5)
-print("left alive:", [t.name for t in others if t.is_alive()], flush=True)
 """
+    + THREADS_LEFT
+)
 
 
 def host_env(seeder: Seeder) -> dict[str, str]:
@@ -87,6 +92,22 @@ def host_env(seeder: Seeder) -> dict[str, str]:
     else:
         env["EVOSCIENTIST_DATA_DIR"] = str(seeder.db_path.parent)
     return env
+
+
+def run_script(script: str, seeder: Seeder, *args: str) -> subprocess.CompletedProcess[str]:
+    """``script`` in an interpreter of its own, as a user's program; a failure when that
+    interpreter does not exit."""
+    try:
+        return subprocess.run(
+            [sys.executable, "-c", script, *args],
+            cwd=REPO,
+            env=host_env(seeder),
+            capture_output=True,
+            text=True,
+            timeout=EXIT_WITHIN,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the interpreter did not exit within {EXIT_WITHIN} s: {exc.stdout!r}")
 
 
 async def seeded_path(seeder: Seeder) -> str:
@@ -185,17 +206,7 @@ async def test_a_server_is_gone_soon_after_sigint(
 @pytest.mark.parametrize("app", [ROUTE_ONLY_APP, COMPLETE_APP])
 async def test_asyncio_run_with_an_asgi_client_exits(seeder: Seeder, app: str) -> None:
     path = await seeded_path(seeder)
-    try:
-        finished = subprocess.run(
-            [sys.executable, "-c", IN_PROCESS, app, path],
-            cwd=REPO,
-            env=host_env(seeder),
-            capture_output=True,
-            text=True,
-            timeout=EXIT_WITHIN,
-        )
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"the interpreter did not exit within {EXIT_WITHIN} s: {exc.stdout!r}")
+    finished = run_script(IN_PROCESS, seeder, app, path)
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert "answered 200 200 the answer" in finished.stdout, finished.stderr[-3000:]
     assert "left alive: []" in finished.stdout
@@ -211,17 +222,7 @@ async def test_apps_dropped_while_their_loop_runs_on_are_closed_when_it_ends(
     connections and threads), and the task that would close it at the loop's end is not
     destroyed while pending, closing nothing."""
     path = await seeded_path(seeder)
-    try:
-        finished = subprocess.run(
-            [sys.executable, "-c", APPS_DROPPED, path],
-            cwd=REPO,
-            env=host_env(seeder),
-            capture_output=True,
-            text=True,
-            timeout=EXIT_WITHIN,
-        )
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"the interpreter did not exit within {EXIT_WITHIN} s: {exc.stdout!r}")
+    finished = run_script(APPS_DROPPED, seeder, path)
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert finished.stdout.count("answered 200 the answer") == 2, finished.stdout
     assert finished.stdout.count("open while the loop runs: []") == 2, finished.stdout
