@@ -52,7 +52,12 @@ class Closer:
     cancel). Set, not cancelled, by ``close`` and for dropped routes: a task cancelled
     before its first step never runs its body, and would close nothing."""
 
-    def __init__(self, loop: Loop, service: FinalAnswerService) -> None:
+    def __init__(
+        self,
+        loop: Loop,
+        service: FinalAnswerService,
+        when_done: Callable[[asyncio.Task[None]], None],
+    ) -> None:
         self.ended: asyncio.Future[None] = loop.create_future()
         self.task = loop.create_task(
             self._close_when_ended(service),
@@ -60,6 +65,12 @@ class Closer:
             # Not the first request's context: the task outlives the request.
             context=contextvars.Context(),
         )
+        _PENDING_CLOSERS.add(self.task)
+        # A callback runs in the context it was added from unless told: here, the first
+        # request's, which a pending closer would keep.
+        done = contextvars.Context()
+        self.task.add_done_callback(_PENDING_CLOSERS.discard, context=done)
+        self.task.add_done_callback(when_done, context=done)
 
     async def _close_when_ended(self, service: FinalAnswerService) -> None:
         try:
@@ -92,7 +103,7 @@ class LoopServices:
             weakref.WeakKeyDictionary()
         )
         self._making: weakref.WeakKeyDictionary[Loop, asyncio.Lock] = weakref.WeakKeyDictionary()
-        # Each loop's closer, for ``close`` to cancel (``_PENDING_CLOSERS`` keeps it alive).
+        # Each loop's closer, for ``close`` to end (``_PENDING_CLOSERS`` keeps it alive).
         self._closers: weakref.WeakKeyDictionary[Loop, Closer] = weakref.WeakKeyDictionary()
         weakref.finalize(self, _close_dropped, self._closers)
         self._reported: str | None = None  # the bad setting already logged
@@ -116,13 +127,7 @@ class LoopServices:
                 made = self.factory()
                 service = await made if inspect.isawaitable(made) else made
                 self._services[loop] = service
-                closer = self._closers[loop] = Closer(loop, service)
-                _PENDING_CLOSERS.add(closer.task)
-                # A callback runs in the context it was added from unless told: here,
-                # the first request's, which a pending closer would keep.
-                done = contextvars.Context()
-                closer.task.add_done_callback(_PENDING_CLOSERS.discard, context=done)
-                closer.task.add_done_callback(self._forgetter(loop, service), context=done)
+                self._closers[loop] = Closer(loop, service, self._forgetter(loop, service))
         return service
 
     def current(self) -> FinalAnswerService | None:
