@@ -162,6 +162,7 @@ async def test_the_page_shows_the_route_answer_after_every_fault(
         assert run.runs == 1, f"run {turn}: {run.runs} runs for one submit; {context}"
     for earlier in shown[:-1]:
         assert earlier.head in squash(shown[-1].body), f"a turn was lost; {context}"
+    assert not result.answers_shown_in_earlier_turns(), context
     # The binding's reconnect loop for a run the route called over has ended, and ended
     # without cancelling it: the server says the run succeeded.
     assert result.streams_after == 0, f"still reconnecting; {context}"

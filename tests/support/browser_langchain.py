@@ -35,6 +35,7 @@ from tests.support.browser_page import (
     run_end,
     runs_of,
     shown_after_run,
+    texts_shown,
     thread_of,
     watch_first_shown,
 )
@@ -229,6 +230,17 @@ class Outcome:
     # Event streams the fault targeted after the last run was read (its reconnects).
     streams_after: int
     timeline: PageTimeline
+    # Every text each message showed, by message id (``texts_shown``).
+    texts: dict[str, list[str]]
+
+    def answers_shown_in_earlier_turns(self) -> list[str]:
+        """Turns whose answer showed, at any moment, in an earlier turn's message."""
+        return [
+            f"turn {later}'s answer in turn {earlier}'s message"
+            for earlier, before in enumerate(self.shown, start=1)
+            for later, after in enumerate(self.shown, start=1)
+            if later > earlier and after.expected in self.texts.get(before.message_id or "", [])
+        ]
 
 
 def server(
@@ -297,7 +309,8 @@ async def run_scenario(
             )
         before = proxy.stats.faulted
         await asyncio.sleep(linger_s)
-        return Outcome(shown, proxy, proxy.stats.faulted - before, timeline)
+        texts = await texts_shown(page)
+        return Outcome(shown, proxy, proxy.stats.faulted - before, timeline, texts)
     finally:
         await context.close()
         await proxy.stop()
@@ -368,7 +381,18 @@ async def restart_mid_run(
             runs = max(1, len(await runs_of(second.url, thread_id)))
             if delay is None:
                 delay = await _shown_within(page, message_id, expected, ended, 10)
-            return Shown(expected, answer, body, tool_calls, delay, thread_id, run_id, state, runs)
+            return Shown(
+                expected,
+                answer,
+                body,
+                tool_calls,
+                delay,
+                thread_id,
+                run_id,
+                state,
+                runs,
+                message_id,
+            )
     finally:
         await context.close()
         await proxy.stop()

@@ -99,6 +99,7 @@ class Shown:
     run_id: str
     page_state: str = ""  # the page's loading flag and recovery status, for failures
     runs: int = 1  # runs this submit made (the SDK may re-send a POST)
+    message_id: str | None = None  # the answer's, as the route names it
 
     @property
     def exact(self) -> bool:
@@ -232,7 +233,9 @@ async def shown_after_run(
     runs = len(await runs_of(api, thread_id)) - runs_before
     if delay is None and late_wait_s > 0:
         delay = await _shown_within(page, message_id, expected, ended, late_wait_s)
-    return Shown(expected, answer, body, tool_calls, delay, thread_id, run_id, state, runs)
+    return Shown(
+        expected, answer, body, tool_calls, delay, thread_id, run_id, state, runs, message_id
+    )
 
 
 async def _shown_within(
@@ -282,6 +285,14 @@ async def watch_first_shown(page: Page) -> None:
     """From now on (until the page is reloaded), the page records when each message
     first showed each text."""
     await page.evaluate(WATCH_FIRST_SHOWN)
+
+
+async def texts_shown(page: Page) -> dict[str, list[str]]:
+    """Every text each message showed since ``watch_first_shown``, by message id."""
+    return await page.evaluate(
+        "() => Object.fromEntries(Object.entries(window.firstShown ?? {})"
+        ".map(([id, texts]) => [id, Object.keys(texts)]))"
+    )
 
 
 async def _first_shown(page: Page, message_id: str | None, text: str) -> float | None:

@@ -194,7 +194,16 @@ export function applyAnswers<M extends MessageLike>(
   messages: M[],
   answers: Map<string, string> | Record<string, string>,
 ): M[];
-export function withFinalAnswer<M extends MessageLike>(messages: M[], answer: FinalAnswer | null): M[];
+/**
+ * `messages` ending the latest turn with `answer`. `settled`: the answers already shown
+ * (message id → text, as `applyAnswers` takes them), so that a message holding one of
+ * them, an earlier turn's, never becomes this turn's answer.
+ */
+export function withFinalAnswer<M extends MessageLike>(
+  messages: M[],
+  answer: FinalAnswer | null,
+  settled?: Map<string, string> | Record<string, string> | null,
+): M[];
 
 export function joinPathFromHeaders(headers: Headers, baseUrl: string): string | null;
 export function newRequestId(): string;

@@ -51,7 +51,8 @@ export function withText(message, text) {
  * `messages` (instances) with each message whose id is a key of `answers` (a Map of
  * message id → answer text) showing that text, then the latest turn ending with
  * `final` (a final-answer body, or null): the message it names, else the last AI
- * message after the last human one, else a new `AIMessage` carrying the answer.
+ * message after the last human one (unless it shows another run's answer of `answers`),
+ * else a new `AIMessage` carrying the answer.
  * The same array when nothing changes (stable for the app's memos).
  */
 export function overlayAnswers(messages, answers, final = null) {
@@ -65,7 +66,7 @@ export function overlayAnswers(messages, answers, final = null) {
     if (out.every((message, i) => message === list[i])) out = list;
   }
   if (!final || !final.content) return out;
-  const at = answerIndex(out, final);
+  const at = answerIndex(out, final, answers);
   if (at === -1) {
     const id = final.message_id ?? `final-answer-${final.run_id}`;
     return [...out, new AIMessage({ id, content: final.content })];

@@ -62,12 +62,13 @@ export function applyAnswers(messages, answers) {
  * `messages` ending the latest turn with `answer` (a final-answer body): the message
  * named by `answer.message_id` shows its text; failing that, the last AI message after
  * the last human one; failing that (the stream died before the answer began), the
- * answer is added as its own AI message.
+ * answer is added as its own AI message. `settled` (as `answerIndex` takes it): the
+ * answers already shown, so that an earlier turn's never becomes this one's.
  */
-export function withFinalAnswer(messages, answer) {
+export function withFinalAnswer(messages, answer, settled = null) {
   const list = Array.isArray(messages) ? messages : [];
   if (!answer || !answer.content) return list;
-  const at = answerIndex(list, answer);
+  const at = answerIndex(list, answer, settled);
   if (at === -1) {
     return [...list, { type: "ai", id: answer.message_id ?? `final-answer-${answer.run_id}`, content: answer.content }];
   }
@@ -80,8 +81,11 @@ export function withFinalAnswer(messages, answer) {
 /**
  * Where `answer` (a final-answer body) belongs in `list`: the message it names; failing
  * that, the last AI message without tool calls after the last human one; else -1.
+ * Not a message holding another run's answer (its id a key of `settled`, a Map or an
+ * object of message id → answer text): while a cut stream has not brought the new turn's
+ * question, the last human message is the turn before's, and so is its answer.
  */
-export function answerIndex(list, answer) {
+export function answerIndex(list, answer, settled = null) {
   let at = answer.message_id != null ? list.findIndex((m) => m && m.id === answer.message_id) : -1;
   if (at === -1) {
     let start = 0;
@@ -94,10 +98,16 @@ export function answerIndex(list, answer) {
     for (let i = list.length - 1; i >= start; i -= 1) {
       const m = list[i];
       if (kind(m) === "ai" && !(Array.isArray(m.tool_calls) && m.tool_calls.length)) {
-        at = i;
+        if (!holdsAnotherAnswer(m, answer, settled)) at = i;
         break;
       }
     }
   }
   return at;
+}
+
+function holdsAnotherAnswer(message, answer, settled) {
+  const id = message.id;
+  if (id == null || id === answer.message_id || !settled) return false;
+  return settled instanceof Map ? settled.has(id) : Object.hasOwn(settled, id);
 }

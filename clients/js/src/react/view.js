@@ -34,7 +34,7 @@ export function recoveryView(base, { follower, threadId, messagesKey, submit, jo
     let values = settled && final.values ? { ...streamValues, ...final.values } : streamValues;
     let messages = Array.isArray(values?.[messagesKey]) ? values[messagesKey] : [];
     messages = applyAnswers(messages, follower.answers);
-    if (settled) messages = withFinalAnswer(messages, final.answer);
+    if (settled) messages = withFinalAnswer(messages, final.answer, follower.answers);
     if (!(values && values[messagesKey] === messages)) {
       values = { ...(values || {}), [messagesKey]: messages };
     }

@@ -109,3 +109,16 @@ test("overlayAnswers ends the turn with the final answer: named message, else la
   assert.equal(overlayAnswers(list, new Map(), final("The answer.")), list);
   assert.equal(overlayAnswers(list, new Map(), final("")), list);
 });
+
+test("overlayAnswers never puts a run's answer in the turn before's message", () => {
+  // The page holds the first turn only (its second question not streamed yet): the
+  // second run's answer is a message of its own, the first answer stays where it was.
+  const first = [new HumanMessage({ id: "h", content: "q" }), new AIMessage({ id: "a1", content: "One." })];
+  const answers = new Map([["a1", "One."], ["a2", "Two."]]);
+  const out = overlayAnswers(first, answers, final("Two."));
+  assert.equal(out[1], first[1]);
+  assert.equal(out.length, 3);
+  assert.ok(out[2] instanceof AIMessage);
+  assert.equal(out[2].id, "a2");
+  assert.equal(out[2].text, "Two.");
+});

@@ -65,3 +65,24 @@ test("withFinalAnswer: by id, else the latest turn's last AI message, else appen
   assert.deepEqual(added.at(-1), { type: "ai", id: "a2", content: "whole" });
   assert.equal(withFinalAnswer(turn, answer("")), turn, "no text: nothing to show");
 });
+
+test("withFinalAnswer: a list without the new turn's question keeps the turn before's answer", () => {
+  // A stream cut before it brought the second question: the last human message is the
+  // first one, and the last AI message after it is the first turn's settled answer.
+  const first = [
+    { type: "human", id: "h1", content: "q1" },
+    { type: "ai", id: "a1", content: "first answer" },
+  ];
+  const settled = new Map([["a1", "first answer"], ["a2", "whole"]]);
+  for (const shown of [settled, Object.fromEntries(settled)]) {
+    const out = withFinalAnswer(first, answer("whole"), shown);
+    assert.equal(out[1].content, "first answer", "the first turn's answer stays");
+    assert.deepEqual(out.at(-1), { type: "ai", id: "a2", content: "whole" });
+  }
+  // Without what was shown, the first turn's message is the only candidate there is.
+  assert.equal(withFinalAnswer(first, answer("whole"))[1].content, "whole");
+  // The named message is the answer's own even when it is a key of `settled`.
+  const named = withFinalAnswer([...first, { type: "ai", id: "a2", content: "wh" }], answer("whole"), settled);
+  assert.equal(named.length, 3);
+  assert.equal(named[2].content, "whole");
+});
