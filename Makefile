@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 2024
 # Test processes (pytest-xdist). Most tests wait on a langgraph dev server, a browser or
 # a socket, so more workers than cores pays; a module sharing a server stays on one
-# worker, and the longest such groups start first (tests/conftest.py). On 2 cores
+# worker, and the longest such groups start first (tests/grouping.py). On 2 cores
 # (2026-12-03, every group holding: tests/test_groups.py): 4 workers 8.3-8.4 min, all
 # passing; 6 workers 7.5 min, and three Chromium pages then showed their answer 1.5-2.6 s
 # after the run's end (the bar is 1 s): the suite is CPU-bound there (user+sys 10.5 min).

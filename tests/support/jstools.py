@@ -144,7 +144,7 @@ def sdk_params(module: str, *, split: bool = True) -> list[Any]:
     """``SDKS`` as pytest params of ``module``'s SDK fixture, with ``split`` each in its
     own xdist group: a module run on two SDKs splits over two workers instead of doubling
     one's time. (``module:version``: xdist ignores a group whose name holds a ``]``.)
-    Without it the module's own group holds (a Chromium lane: tests/conftest.py)."""
+    Without it the module's own group holds (a Chromium lane: tests/grouping.py)."""
     return [
         pytest.param(
             version,
