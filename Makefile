@@ -13,6 +13,9 @@ PORT ?= 2024
 # (2026-12-03, every group holding: tests/test_groups.py): 4 workers 8.3-8.4 min, all
 # passing; 6 workers 7.5 min, and three Chromium pages then showed their answer 1.5-2.6 s
 # after the run's end (the bar is 1 s): the suite is CPU-bound there (user+sys 10.5 min).
+# Later the same day, 4 workers: 7.2-7.3 min, the four ending within 10 s of each other;
+# ~680 s of CPU in all (process accounting: ~150 s of it Chromium's, ~120 s in the ~40
+# langgraph dev servers), so no packing gets 2 cores under 5.7 min.
 # TEST_WORKERS=0 runs the suite in this process.
 TEST_WORKERS ?= 4
 
