@@ -146,6 +146,12 @@ export class RunFollower extends RouteFollower {
     // While the run goes on, a stream that is gone still gets the newest text.
     const answer = await this.settle(run, () => !run.streaming);
     if (answer === null || signal.aborted || run !== this.run) return;
+    if (answer.message_id && answer.content && this.answers.get(answer.message_id) !== answer.content) {
+      // Shown now, in the message the stream began: the state read below is another
+      // round trip (a loaded machine's CI once took 1.09 s from the run's end to here).
+      this.answers.set(answer.message_id, answer.content);
+      this.rerender();
+    }
     let values = null;
     try {
       // The thread's state carries what the stream missed (tool results, later steps).
@@ -155,7 +161,6 @@ export class RunFollower extends RouteFollower {
       // The route's answer alone still fixes the text.
     }
     if (signal.aborted || run !== this.run) return;
-    if (answer.message_id && answer.content) this.answers.set(answer.message_id, answer.content);
     this.final = { run, runId: run.runId, threadId: run.threadId, answer, values };
     this.setRecovery({
       status: answer.complete ? "settled" : "failed",

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { STREAM_GRACE_MS } from "../../src/core/follow.js";
 import { RunFollower } from "../../src/react/follower.js";
 import { recoveryView } from "../../src/react/view.js";
 
@@ -136,4 +137,42 @@ test("a stream the hook ended once its run was complete no longer loads, whateve
   // A later run's stream loads as the SDK says.
   t.run = { streaming: true, stopped: false };
   assert.equal(view(handle, t).isLoading, true);
+});
+
+test("a settled answer shows before the thread's state is read (one round trip sooner)", async () => {
+  let renders = 0;
+  const t = new RunFollower(() => {
+    renders += 1;
+  });
+  let stateRead;
+  let stops = 0;
+  const state = new Promise((resolve) => {
+    stateRead = resolve;
+  });
+  t.config = {
+    messagesKey: "messages",
+    client: { threads: { getState: () => state } },
+    refreshHistory: () => {},
+    stop: () => {
+      stops += 1;
+    },
+  };
+  const answer = { complete: true, status: "success", message_id: "a1", content: "The answer is parts." };
+  t.settle = async () => answer; // the route's long-poll, answered
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+  t.threadId = "t1";
+  t.begin({ runId: "run-1" }); // a joined run: followed at once (its stream stalls)
+  await tick();
+  const { handle } = sdkHandle(streamed, { isLoading: true });
+  assert.equal(view(handle, t).messages.at(-1).content, "The answer is parts.");
+  const rendered = renders;
+  assert.equal(t.final, null, "the state has not been read yet");
+  stateRead({ values: streamed, metadata: { run_id: "run-1" } });
+  await tick();
+  assert.equal(t.final.answer, answer);
+  assert.ok(renders > rendered);
+  // The stalled stream is ended a grace later, as before.
+  await new Promise((resolve) => setTimeout(resolve, STREAM_GRACE_MS + 50));
+  assert.equal(stops, 1);
+  assert.equal(view(handle, t).isLoading, false);
 });
