@@ -46,7 +46,7 @@ function kind(message) {
  * message id → answer text) showing that text. Other messages are returned as they are.
  */
 export function applyAnswers(messages, answers) {
-  const map = answers instanceof Map ? answers : new Map(Object.entries(answers || {}));
+  const map = answerMap(answers);
   if (!Array.isArray(messages) || map.size === 0) return messages;
   let changed = false;
   const out = messages.map((message) => {
@@ -68,7 +68,7 @@ export function applyAnswers(messages, answers) {
 export function withFinalAnswer(messages, answer, settled = null) {
   const list = Array.isArray(messages) ? messages : [];
   if (!answer || !answer.content) return list;
-  const at = answerIndex(list, answer, settled);
+  const at = answerIndex(list, answer, settled && answerMap(settled));
   if (at === -1) {
     return [...list, { type: "ai", id: answer.message_id ?? `final-answer-${answer.run_id}`, content: answer.content }];
   }
@@ -81,8 +81,8 @@ export function withFinalAnswer(messages, answer, settled = null) {
 /**
  * Where `answer` (a final-answer body) belongs in `list`: the message it names; failing
  * that, the last AI message without tool calls after the last human one; else -1.
- * Not a message holding another run's answer (its id a key of `settled`, a Map or an
- * object of message id → answer text): while a cut stream has not brought the new turn's
+ * Not a message holding another run's answer (its id a key of `settled`, a Map of
+ * message id → answer text): while a cut stream has not brought the new turn's
  * question, the last human message is the turn before's, and so is its answer.
  */
 export function answerIndex(list, answer, settled = null) {
@@ -108,6 +108,10 @@ export function answerIndex(list, answer, settled = null) {
 
 function holdsAnotherAnswer(message, answer, settled) {
   const id = message.id;
-  if (id == null || id === answer.message_id || !settled) return false;
-  return settled instanceof Map ? settled.has(id) : Object.hasOwn(settled, id);
+  return id != null && id !== answer.message_id && !!settled && settled.has(id);
+}
+
+/** Answers (a Map, or an object of message id → text) as a Map. */
+function answerMap(answers) {
+  return answers instanceof Map ? answers : new Map(Object.entries(answers || {}));
 }
