@@ -58,11 +58,23 @@ export interface StreamWithRecoveryOptions {
   headers?: Record<string, string>;
   streamResumable?: boolean;
   resume?: boolean;
+  /** Leaves the run (rejects with its reason); the run goes on on the server. */
   signal?: AbortSignal;
+  /**
+   * The user's Stop: the run is cancelled on the server (found by its request id if no
+   * response named it), nothing more is shown, and the result is the text shown at Stop,
+   * `status: "stopped"`.
+   */
+  stopSignal?: AbortSignal;
   sleep?: SleepLike;
 }
 
-export interface StreamWithRecoveryResult extends FinalAnswer {
+export interface StreamWithRecoveryResult extends Omit<FinalAnswer, "status" | "source"> {
+  /** The route's status; `"stopped"` when the user stopped the run (`stopSignal`). */
+  status: FinalAnswer["status"] | "stopped";
+  source: FinalAnswer["source"] | null;
+  /** The user stopped the run: `content` is what was shown at Stop. */
+  stopped?: boolean;
   /** The route's text differs from what the stream showed. */
   recovered: boolean;
   /** The stream did not prove its own end (always, for a successful langgraph run). */
@@ -204,6 +216,25 @@ export function withFinalAnswer<M extends MessageLike>(
   answer: FinalAnswer | null,
   settled?: Map<string, string> | Record<string, string> | null,
 ): M[];
+
+/** A turn the user stopped: its question and the messages shown after it at Stop. */
+export interface StoppedTurn<M = MessageLike> {
+  readonly question: { id: string | null; text: string } | null;
+  readonly messages: readonly M[];
+}
+/** The turn `messages` (as shown at Stop) ends with; null for an empty list. */
+export function stoppedTurn<M extends MessageLike>(messages: M[]): StoppedTurn<M> | null;
+/**
+ * `messages` with each stopped turn showing what it showed at Stop: kept messages in
+ * place of the list's with their ids, or inserted after their turn's question when the
+ * list lacks them (a cancelled node writes no message). The same array when nothing changes.
+ */
+export function withStoppedTurns<M extends MessageLike>(messages: M[], turns: readonly StoppedTurn<M>[]): M[];
+/** The turns a page stopped, per thread. */
+export class StoppedTurns<M extends MessageLike = MessageLike> {
+  stop(threadId: string | null | undefined, shown: M[]): StoppedTurn<M> | null;
+  of(threadId: string | null | undefined): readonly StoppedTurn<M>[];
+}
 
 export function joinPathFromHeaders(headers: Headers, baseUrl: string): string | null;
 export function newRequestId(): string;

@@ -10,9 +10,11 @@ import type {
 export interface Recovery {
   /**
    * `idle` (no run yet) · `streaming` · `settling` (the stream ended; the run is followed
-   * through the route) · `settled` (the authoritative answer is shown) · `failed`.
+   * through the route, and `isLoading` stays true) · `settled` (the authoritative answer
+   * is shown) · `failed` · `stopped` (the user's `stop()`: the run was cancelled, and its
+   * turn keeps what it showed at Stop through later turns and re-reads of the thread).
    */
-  status: "idle" | "streaming" | "settling" | "settled" | "failed";
+  status: "idle" | "streaming" | "settling" | "settled" | "failed" | "stopped";
   /** The route said the run is over. */
   complete: boolean;
   /** The stream dropped or showed other text: the answer came from the route. */

@@ -20,31 +20,44 @@
 //   answer message: assistant-ui replaces its messages with these, so the turn ends on
 //   the checkpoint's answer, never failed. A stream still open then (stalled, or the
 //   SDK waiting to retry a cut) is ended: the run is over. A run that ended in error
-//   keeps the error event the stream gave it.
+//   keeps the error event the stream gave it;
+// - a Stop keeps what its turn showed (core/stopped.js), marked incomplete/cancelled:
+//   the thread's state lacks the cancelled node's message, and every `values` event a
+//   later turn yields (which assistant-ui takes as the whole list) gets it back, as does
+//   the `load` (load.js) that reads the thread again after a reload or a thread switch.
 
 import { unstable_createLangGraphStream } from "@assistant-ui/react-langgraph";
 
+import { cancelStoppedRun } from "../core/cancel.js";
 import { STREAM_GRACE_MS } from "../core/follow.js";
 import { replaceText, withFinalAnswer } from "../core/messages.js";
 import { withExactlyOnce } from "../core/once.js";
 import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY, findRun, settleFinalAnswer } from "../core/settle.js";
+import { StoppedTurns, withStoppedTurns } from "../core/stopped.js";
 import { newRequestId } from "../core/stream.js";
+import { createLoad, interruptsOf, routeOf } from "./load.js";
 
 const MESSAGE_EVENTS = new Set(["messages/partial", "messages/complete"]);
+
+/** The status assistant-ui shows a message the user stopped with. */
+export const STOPPED_STATUS = Object.freeze({ type: "incomplete", reason: "cancelled" });
 
 /**
  * `unstable_createLangGraphStream(options)` that keeps the run alive across a dropped
  * connection and ends each turn on the route's answer. Options: those of
  * `unstable_createLangGraphStream` (`client`, `assistantId`, `streamMode`,
  * `onDisconnect`, default "continue" here), and `recovery: { maxWaitMs }` (default
- * 240 s: how long to follow a run after its stream ended).
+ * 240 s: how long to follow a run after its stream ended). The callback's `load`
+ * property is `useLangGraphRuntime`'s `load` for the same threads (load.js).
  */
 export function createLangGraphStreamWithRecovery(options) {
   const { client, assistantId, streamMode, onDisconnect = "continue", recovery = {} } = options;
   withExactlyOnce(client);
   const maxWaitMs = recovery.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+  // The turns the user stopped, per thread, for every turn and load of this runtime.
+  const stopped = new StoppedTurns();
 
-  return async (messages, config) => {
+  const streamCallback = async (messages, config) => {
     const call = { threadId: null, runId: null, requestId: newRequestId() };
     // The follow's signal (aborted when the turn's iteration ends), and the stream's own:
     // a stream the route called over is ended through it, never through the app's.
@@ -66,12 +79,42 @@ export function createLangGraphStreamWithRecovery(options) {
       ...(streamMode === undefined ? {} : { streamMode }),
       onDisconnect,
     });
-    const events = await upstream(messages, config);
+    const seen = new Map();
     const signal = config.abortSignal;
-    // The server no longer cancels on a drop: a cancel the user asked for is sent.
-    signal?.addEventListener("abort", () => cancelRun(client, call), { once: true });
-    return recovering(events, { client, call, signal, internal, maxWaitMs });
+    // The server no longer cancels on a drop: a Stop (assistant-ui aborts the signal)
+    // cancels the run, and its turn keeps what it showed.
+    signal?.addEventListener(
+      "abort",
+      () => {
+        if (call.threadId) stopped.stop(call.threadId, shownTurn(messages, seen));
+        cancelRun(client, call);
+      },
+      { once: true },
+    );
+    const events = await upstream(messages, config);
+    const kept = () => stopped.of(call.threadId);
+    return recovering(events, { client, call, signal, internal, maxWaitMs, seen, kept });
   };
+  streamCallback.load = createLoad({ client, maxWaitMs, stopped });
+  return streamCallback;
+}
+
+/**
+ * The turn a Stop ended, as the page showed it: the question sent, then the messages the
+ * stream brought after it (the newest version of each), the last of them marked
+ * cancelled, as assistant-ui never marks a LangGraph message itself.
+ */
+function shownTurn(sent, seen) {
+  const question = [...sent].reverse().find((m) => m && m.type === "human") ?? null;
+  const after = [];
+  let past = question === null || question.id == null || !seen.has(question.id);
+  for (const [id, message] of seen) {
+    if (past && message.type !== "human") after.push(message);
+    if (question !== null && id === question.id) past = true;
+  }
+  const last = after.length - 1;
+  if (last >= 0 && after[last].type === "ai") after[last] = { ...after[last], status: STOPPED_STATUS };
+  return question === null ? after : [question, ...after];
 }
 
 /** The payload upstream built, resumable, tagged, and naming its run to `call`. */
@@ -87,23 +130,16 @@ function tagged(payload, call) {
   };
 }
 
-function routeOf(client) {
-  const runs = client.runs || {};
-  return { apiUrl: runs.apiUrl, headers: { ...(runs.defaultHeaders || {}) } };
-}
-
-async function cancelRun(client, call) {
-  try {
-    if (!call.runId && call.threadId) {
-      const { apiUrl, headers } = routeOf(client);
-      call.runId = await findRun({ url: apiUrl, threadId: call.threadId, requestId: call.requestId, headers });
-    }
-    if (call.runId && typeof client.runs.cancel === "function") {
-      await client.runs.cancel(call.threadId, call.runId);
-    }
-  } catch {
-    // the run ended meanwhile, or the server is gone: nothing left to cancel
-  }
+function cancelRun(client, call) {
+  if (typeof client.runs.cancel !== "function") return Promise.resolve(null);
+  const { apiUrl, headers } = routeOf(client);
+  return cancelStoppedRun({
+    threadId: call.threadId,
+    runId: call.runId,
+    requestId: call.requestId,
+    cancel: (threadId, runId) => client.runs.cancel(threadId, runId, true),
+    find: { url: apiUrl, headers },
+  });
 }
 
 /** The messages an event carries, by id: the newest version of each the stream showed. */
@@ -114,11 +150,6 @@ function noteMessages(chunk, seen) {
   for (const message of list || []) {
     if (message && message.id != null) seen.set(message.id, message);
   }
-}
-
-function interruptsOf(state) {
-  const tasks = Array.isArray(state?.tasks) ? state.tasks : [];
-  return tasks.flatMap((task) => (Array.isArray(task?.interrupts) ? task.interrupts : []));
 }
 
 /** `a` and `b` as one signal: aborted when either is. */
@@ -156,8 +187,7 @@ const NEVER = new Promise(() => {});
  * once the stream ended (or, the route having said the run is over, was ended), end on
  * the thread's state with the route's answer (see the header).
  */
-async function* recovering(events, { client, call, signal, internal, maxWaitMs }) {
-  const seen = new Map();
+async function* recovering(events, { client, call, signal, internal, maxWaitMs, seen, kept }) {
   const iterator = events[Symbol.asyncIterator]();
   const canFollow = Boolean(routeOf(client).apiUrl);
   let follow = null;
@@ -192,7 +222,7 @@ async function* recovering(events, { client, call, signal, internal, maxWaitMs }
       if (chunk.event === "metadata" && chunk.data?.run_id) call.runId = call.runId ?? chunk.data.run_id;
       if (chunk.event === "error") runFailed = true;
       noteMessages(chunk, seen);
-      yield chunk;
+      yield withKept(chunk, kept());
     }
     if (signal?.aborted || runFailed || !call.threadId || !canFollow) {
       if (failure !== null) throw failure;
@@ -215,14 +245,21 @@ async function* recovering(events, { client, call, signal, internal, maxWaitMs }
       if (failure !== null) throw failure;
       return;
     }
-    yield* authoritative(client, call, answer, seen, signal);
+    yield* authoritative(client, call, answer, seen, signal, kept());
   } finally {
     internal.abort();
   }
 }
 
+/** A `values` event (assistant-ui's whole list) with the thread's stopped turns in it. */
+function withKept(chunk, turns) {
+  if (chunk.event !== "values" || !Array.isArray(chunk.data?.messages) || turns.length === 0) return chunk;
+  const messages = withStoppedTurns(chunk.data.messages, turns);
+  return messages === chunk.data.messages ? chunk : { ...chunk, data: { ...chunk.data, messages } };
+}
+
 /** The thread's state as a `values` event, the answer message showing the route's text. */
-async function* authoritative(client, call, answer, seen, signal) {
+async function* authoritative(client, call, answer, seen, signal, turns) {
   let state = null;
   try {
     state = typeof client.threads?.getState === "function" ? await client.threads.getState(call.threadId) : null;
@@ -231,7 +268,8 @@ async function* authoritative(client, call, answer, seen, signal) {
   }
   if (signal?.aborted) return;
   if (state && state.values && Array.isArray(state.values.messages)) {
-    const values = { ...state.values, messages: withFinalAnswer(state.values.messages, answer) };
+    const messages = withStoppedTurns(withFinalAnswer(state.values.messages, answer), turns);
+    const values = { ...state.values, messages };
     yield { event: "values", data: values };
     const interrupts = interruptsOf(state);
     if (interrupts.length) yield { event: "updates", data: { __interrupt__: interrupts } };

@@ -6,23 +6,16 @@
 // re-render on `rerender()`, call `observe` when the controller's thread or loading flag
 // changes, `dispose` on unmount (langchain-react/use-stream.js, svelte/use-stream.js).
 
-import { IDLE_RECOVERY, routeHeaders } from "../core/follow.js";
+import { IDLE_RECOVERY, routeHeaders, within } from "../core/follow.js";
 import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "../core/settle.js";
 import { newRequestId } from "../core/stream.js";
 import { RunFollower } from "./follower.js";
+import { withStoppedTurns } from "../core/stopped.js";
 import { overlayAnswers } from "./messages.js";
 import { exactlyOnceCommandsFetch, exactlyOnceWebSocketFactory } from "./once.js";
 
 /** How long a rebinding waits for the controller to close its old stream. */
 const TEARDOWN_LIMIT_MS = 2000;
-
-function within(promise, ms) {
-  let timer;
-  const limit = new Promise((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
-}
 
 /**
  * Rebind `controller` to `threadId`: its run is over (the route said so).
@@ -67,7 +60,9 @@ export class RecoveryBinding {
         fetchBase: options.fetch,
         socketBase: options.webSocketFactory,
         fetch: exactlyOnceCommandsFetch(options.fetch),
-        webSocketFactory: exactlyOnceWebSocketFactory(options.webSocketFactory, options.fetch),
+        webSocketFactory: exactlyOnceWebSocketFactory(options.webSocketFactory, options.fetch, {
+          startsOverHttp: (threadUrl) => this.startsOverHttp(threadUrl),
+        }),
       };
     }
     const ownTransport = options.transport != null && typeof options.transport !== "string";
@@ -91,6 +86,16 @@ export class RecoveryBinding {
   }
 
   /**
+   * How a socket's `run.start` for `threadUrl` goes over HTTP instead (the commands fetch
+   * and the app's headers), when the thread's latest run was cancelled; else null.
+   */
+  startsOverHttp(threadUrl) {
+    const threadId = decodeURIComponent(threadUrl.slice(threadUrl.lastIndexOf("/") + 1));
+    if (!this.follower.latestRunCancelled(threadId)) return null;
+    return { fetch: this.once.fetch, headers: routeHeaders(this.options) };
+  }
+
+  /**
    * What the drop-in shows for `base` (the framework's `useStream` value) on `controller`:
    * `messages` and `values` with the route's answers, `isLoading` false once the route
    * said the run is over, the error of a recovered run hidden, and `recovery`. Also
@@ -103,7 +108,10 @@ export class RecoveryBinding {
     const final = follower.final;
     const frozen = follower.frozen;
     const messagesKey = options.messagesKey ?? "messages";
-    const messages = overlayAnswers(frozen ?? base.messages, follower.answers, final && final.answer);
+    const messages = withStoppedTurns(
+      overlayAnswers(frozen ?? base.messages, follower.answers, final && final.answer),
+      follower.stopped.of(follower.threadId),
+    );
     const snapshot = () => controller.rootStore.getSnapshot();
     follower.config = {
       apiUrl: apiUrl ?? options.apiUrl,
@@ -114,9 +122,14 @@ export class RecoveryBinding {
       baseError: () => snapshot().error,
       shown: () => follower.shown ?? messages,
       refresh: (threadId) => rebind(controller, threadId),
+      cancel: (threadId, runId) => base.client.runs.cancel(threadId, runId, true),
     };
     follower.shown = messages;
     const over = final !== null && final.run === follower.run && final.answer.complete;
+    const stopped = follower.run !== null && follower.run.userStopped === true;
+    // A run whose stream is gone while the route follows it still runs: the app keeps its
+    // Stop button, and does not take a new question the server would refuse.
+    const recovering = follower.recovery.status === "settling";
     const values =
       base.values && base.values[messagesKey] === messages
         ? base.values
@@ -125,7 +138,7 @@ export class RecoveryBinding {
       values,
       messages,
       // A run the route says is over is not loading, whatever its stream still does.
-      isLoading: base.isLoading && !over && frozen === null,
+      isLoading: (base.isLoading && !over && !stopped && frozen === null) || recovering,
       isThreadLoading: frozen === null ? base.isThreadLoading : false,
       error: follower.hidesError(base.error) ? undefined : base.error,
       recovery: follower.recovery ?? IDLE_RECOVERY,
@@ -164,6 +177,18 @@ export class RecoveryBinding {
       } finally {
         follower.submitReturned(run);
       }
+    };
+  }
+
+  /**
+   * `stop(options)` on `baseStop`: a Stop keeps what its turn showed and cancels the run
+   * (the follower does, whether or not the controller still knows it); `{cancel: false}`
+   * is a disconnect, not a Stop, and passes through.
+   */
+  stop(baseStop) {
+    return (stopOptions) => {
+      if (stopOptions?.cancel === false || !this.follower.userStop()) return baseStop(stopOptions);
+      return baseStop({ ...stopOptions, cancel: false });
     };
   }
 

@@ -11,8 +11,13 @@
 // says the run is over, that loop is ended by rebinding the controller to the thread
 // (`disconnect()`, which cancels nothing on the server, then hydrating from state).
 
-import { IDLE_RECOVERY, RouteFollower, STREAM_GRACE_MS } from "../core/follow.js";
+import { cancelStoppedRun } from "../core/cancel.js";
+import { IDLE_RECOVERY, RouteFollower, STREAM_GRACE_MS, within } from "../core/follow.js";
+import { StoppedTurns } from "../core/stopped.js";
 import { answerText } from "../core/text.js";
+
+/** How long a submit after a Stop waits for the stopped run's cancel to land. */
+export const STOP_LIMIT_MS = 5000;
 
 export class RunFollower extends RouteFollower {
   constructor(rerender) {
@@ -20,9 +25,16 @@ export class RunFollower extends RouteFollower {
     // this.run: {threadId, runId, requestId, controller, watching, reconnected, baseError}
     // this.final: {run, answer}: the route said `run` is over
     // this.config, set by the hook on every render: {apiUrl, headers, maxWaitMs,
-    // isLoading(), baseMessages(), baseError(), shown(), refresh(threadId)}.
+    // isLoading(), baseMessages(), baseError(), shown(), refresh(threadId),
+    // cancel(threadId, runId)}.
     this.frozen = null; // messages shown while the controller is rebound
     this.refreshing = null; // the rebinding under way
+    // The turns the user stopped, per thread, as shown at Stop (core/stopped.js), and the
+    // cancel of the run last stopped, under way.
+    this.stopped = new StoppedTurns();
+    this.cancelling = null;
+    // Threads whose latest run was cancelled (a Stop here, or as the route says).
+    this.cancelledLast = new Set();
   }
 
   /** A run begins (`requestId`: our submit; `runId` null and no request: a joined run). */
@@ -72,9 +84,16 @@ export class RunFollower extends RouteFollower {
     this.recovery = IDLE_RECOVERY;
   }
 
+  /** Whether the latest run of `threadId` was cancelled (its next `run.start` is a
+   * fresh run's, which langgraph-api's sockets mistake for a resume: once.js). */
+  latestRunCancelled(threadId) {
+    return this.cancelledLast.has(threadId);
+  }
+
   /** The server accepted the submit's `run.start` (`onCreated`). */
   runCreated(runId) {
     const run = this.run;
+    if (run && runId && run.threadId) this.cancelledLast.delete(run.threadId);
     if (!run || !runId || (run.runId && run.runId !== runId && run.watching)) return;
     run.runId = runId;
     run.threadId = run.threadId ?? this.threadId;
@@ -131,6 +150,10 @@ export class RunFollower extends RouteFollower {
     // While the run goes on, a stream that is gone still gets the newest text.
     const answer = await this.settle(run, () => !this.config.isLoading());
     if (answer === null || signal.aborted || run !== this.run) return;
+    if (answer.complete && run.threadId) {
+      if (answer.error && answer.error.code === "run_cancelled") this.cancelledLast.add(run.threadId);
+      else this.cancelledLast.delete(run.threadId);
+    }
     run.runId = run.runId ?? answer.run_id;
     const shown = this.shownText(answer.message_id);
     if (answer.message_id && answer.content) this.answers.set(answer.message_id, answer.content);
@@ -156,8 +179,43 @@ export class RunFollower extends RouteFollower {
     this.refresh(run);
   }
 
-  /** A submit must not start while the binding still waits on a run that is over. */
+  /**
+   * The user pressed Stop: true when it stopped a run that was not over. That run is left
+   * (nothing more of it is shown), what its turn shows is kept (`stopped`), and it is
+   * cancelled on the server here, found by its tag if no response named it: the
+   * controller knows no run once a cut or a rebind took it.
+   */
+  userStop() {
+    const run = this.run;
+    if (!run || run.userStopped) return false;
+    if (this.final && this.final.run === run && this.final.answer.complete) return false;
+    run.userStopped = true;
+    run.controller.abort();
+    const threadId = run.threadId ?? this.threadId;
+    if (threadId) this.cancelledLast.add(threadId);
+    this.stopped.stop(threadId, this.config.shown());
+    this.setRecovery({ status: "stopped", complete: true, recovered: false, error: null });
+    // Then the controller is rebound to the thread: its stream ends (a cut one's retries
+    // too), and over WebSocket its session, which langgraph-api 0.16 would take the next
+    // `run.start` on as a resume of the run it still holds (cancelled: "interrupted").
+    this.cancelling = cancelStoppedRun({
+      threadId,
+      runId: run.runId,
+      requestId: run.requestId,
+      cancel: this.config.cancel,
+      find: { url: this.config.apiUrl, headers: this.config.headers },
+    }).then(() => (run === this.run && threadId ? this.refresh(run) : undefined));
+    return true;
+  }
+
+  /** A submit must not start while the binding still waits on a run that is over, nor
+   * before a stopped run's cancel landed (the thread is busy till then). */
   async beforeSubmit() {
+    const cancelling = this.cancelling;
+    if (cancelling !== null) {
+      await within(cancelling, STOP_LIMIT_MS);
+      if (this.cancelling === cancelling) this.cancelling = null;
+    }
     const run = this.run;
     if (run && this.final && this.final.run === run && this.final.answer.complete) {
       if (this.config.isLoading() && !run.refreshed) await this.refresh(run);

@@ -218,11 +218,12 @@ function messageEvent(data) {
  * is held until the run it made is looked up; found, the command is answered with it.
  */
 class ExactlyOnceSocket extends EventTarget {
-  constructor(socket, threadUrl, findRun) {
+  constructor(socket, threadUrl, findRun, startsOverHttp) {
     super();
     this.socket = socket;
     this.threadUrl = threadUrl;
     this.findRun = findRun;
+    this.startsOverHttp = startsOverHttp;
     this.awaiting = new Map(); // command id → request id
     this.held = null; // close/error events held while the lookup runs
     this.closing = false;
@@ -257,8 +258,36 @@ class ExactlyOnceSocket extends EventTarget {
 
   send(data) {
     const start = this.threadUrl ? socketRunStart(data) : null;
+    const overHttp = start && this.startsOverHttp ? this.startsOverHttp(this.threadUrl) : null;
+    if (overHttp) {
+      this.startOverHttp(data, overHttp);
+      return;
+    }
     if (start) this.awaiting.set(start.id, start.requestId);
     this.socket.send(data);
+  }
+
+  /**
+   * The `run.start` as the SSE transport sends it, `POST {thread}/commands` (exactly-once
+   * too), its answer dispatched as the socket's: langgraph-api 0.16.7 takes a `run.start`
+   * on a socket whose thread's latest run was cancelled as the resume of that run (the
+   * socket binds the runs it replays; a cancelled run's status is "interrupted"), so the
+   * new question would be lost and the stopped turn answered instead.
+   */
+  async startOverHttp(data, { fetch: commandsFetch, headers }) {
+    let answer;
+    try {
+      const response = await commandsFetch(`${this.threadUrl}/commands`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json", accept: "application/json" },
+        body: data,
+      });
+      answer = await response.text();
+    } catch (error) {
+      const { id } = JSON.parse(data);
+      answer = JSON.stringify({ type: "error", id, error: "run_start_failed", message: String(error) });
+    }
+    this.dispatchEvent(messageEvent(answer));
   }
 
   close(code, reason) {
@@ -325,11 +354,14 @@ function answerId(data) {
  * with the run it made (looked up through `fetchImpl`, as `exactlyOnceCommandsFetch`
  * does). When no run shows up within the lookup window, the cut stands: the command
  * fails as it would have, and is not re-sent. Options: `lookupWindowMs`,
- * `lookupIntervalMs`, `onResubmit`, `sleep`, `clock`.
+ * `lookupIntervalMs`, `onResubmit`, `sleep`, `clock`, and `startsOverHttp(threadUrl)`:
+ * `{fetch, headers}` to send a `run.start` for that thread over HTTP instead (see
+ * `startOverHttp`), or null.
  */
 export function exactlyOnceWebSocketFactory(factory = undefined, fetchImpl = undefined, options = {}) {
   const open = factory ?? ((url) => new WebSocket(url));
   const { send, lookupWindowMs, lookupIntervalMs, onResubmit, sleep, clock } = onceState(fetchImpl, options);
+  const { startsOverHttp = null } = options;
 
   const findRun = async (threadUrl, requestId) => {
     const began = clock();
@@ -349,5 +381,5 @@ export function exactlyOnceWebSocketFactory(factory = undefined, fetchImpl = und
     }
   };
 
-  return (url) => new ExactlyOnceSocket(open(url), socketThreadUrl(url), findRun);
+  return (url) => new ExactlyOnceSocket(open(url), socketThreadUrl(url), findRun, startsOverHttp);
 }

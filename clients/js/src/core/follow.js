@@ -18,6 +18,15 @@ export const IDLE_RECOVERY = Object.freeze({
   error: null,
 });
 
+/** `promise`, or undefined once `ms` passed, whichever comes first. */
+export function within(promise, ms) {
+  let timer;
+  const limit = new Promise((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
+}
+
 /**
  * The headers the route is asked with, from a hook's options: the app's own headers and
  * API key, as the binding's client sends them, so a route behind the same auth answers.

@@ -37,5 +37,6 @@ export {
   newRequestId,
   streamWithRecovery,
 } from "./stream.js";
+export { StoppedTurns, stoppedTurn, withStoppedTurns } from "./stopped.js";
 export { answerText, contentText, mergeContent, splitThink } from "./text.js";
 export { applyAnswers, replaceText, withFinalAnswer } from "./messages.js";

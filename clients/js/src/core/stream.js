@@ -1,8 +1,10 @@
 // `streamWithRecovery`: for apps without the langgraph SDK. Streams a run with `fetch`,
 // resumes the join stream after a drop as the SDK does, then always settles the run
-// through the route and replaces the shown text with its answer.
+// through the route and replaces the shown text with its answer. A Stop (`stopSignal`)
+// is final: the run is cancelled on the server and the text shown at Stop is the result.
 
 import { createStreamAccumulator } from "./accumulate.js";
+import { cancelStoppedRun } from "./cancel.js";
 import { HttpStatusError, StallError, describe, isRetryable } from "./errors.js";
 import {
   CONNECT_MARGIN_MS,
@@ -106,25 +108,105 @@ function createWatchdog(controller, stallTimeout) {
  * @param {Record<string,string>} [options.headers]  extra request headers (auth)
  * @param {boolean} [options.streamResumable=true]
  * @param {boolean} [options.resume=true]   rejoin the run's stream after a drop
- * @param {AbortSignal} [options.signal]    cancels everything (rejects with its reason)
+ * @param {AbortSignal} [options.signal]    leaves the run (rejects with its reason); the
+ *   run goes on on the server
+ * @param {AbortSignal} [options.stopSignal]  the user's Stop: the run is cancelled on the
+ *   server, nothing more is shown, and the result is the text shown at Stop
+ *   (`status: "stopped"`, `stopped: true`)
  * @param {(ms: number, signal?: AbortSignal) => Promise<void>} [options.sleep]  for tests
  */
-export async function streamWithRecovery({
-  url,
-  threadId,
-  assistantId,
-  input,
-  maxWait = DEFAULT_MAX_WAIT_MS,
-  stallTimeout = DEFAULT_STALL_TIMEOUT_MS,
-  onUpdate = null,
-  onReconcile = null,
-  fetchImpl = globalThis.fetch,
-  headers = {},
-  streamResumable = true,
-  resume = true,
-  signal = undefined,
-  sleep: sleepImpl = sleep,
-}) {
+export async function streamWithRecovery(options) {
+  const { stopSignal, signal: leaveSignal } = options;
+  if (!stopSignal) return streamRun(options, {});
+  // Stopping ends what is under way as leaving does; what follows is a Stop's.
+  const either = new AbortController();
+  const stopping = {};
+  for (const one of [leaveSignal, stopSignal]) {
+    if (!one) continue;
+    if (one.aborted) either.abort(one.reason);
+    else one.addEventListener("abort", () => either.abort(one.reason), { once: true });
+  }
+  try {
+    return await streamRun({ ...options, signal: either.signal }, stopping);
+  } catch (error) {
+    if (!stopSignal.aborted || (leaveSignal && leaveSignal.aborted)) throw error;
+    return stoppedResult(options, stopping);
+  }
+}
+
+/** A Stop's result: the run cancelled (found by its tag if unnamed), the text shown kept. */
+async function stoppedResult({ url, threadId, fetchImpl = globalThis.fetch, headers = {}, sleep: sleepImpl = sleep }, stopping) {
+  const runId = await cancelStoppedRun({
+    threadId,
+    runId: stopping.runId(),
+    requestId: stopping.requestId,
+    cancel: (thread, run) => cancelRun(fetchImpl, url, thread, run, headers),
+    find: { url, headers, fetchImpl },
+    sleep: sleepImpl,
+  });
+  return {
+    ...stoppedAnswer(threadId, runId, stopping.shown()),
+    recovered: false,
+    truncated: true,
+    streamError: null,
+    streamTerminalEvent: null,
+    streamErrorEvent: null,
+    drops: [],
+    resumes: 0,
+    resubmitted: null,
+  };
+}
+
+/** What a stopped run ends on: the text shown at Stop, final. */
+function stoppedAnswer(threadId, runId, content) {
+  return {
+    content,
+    completed_at: null,
+    complete: true,
+    status: "stopped",
+    stopped: true,
+    thread_id: threadId,
+    run_id: runId,
+    checkpoint_id: null,
+    message_id: null,
+    updated_at: null,
+    source: null,
+    error: null,
+    interrupts: [],
+  };
+}
+
+/** `POST /threads/{id}/runs/{run_id}/cancel?wait=1`: the run is over when it answers. */
+async function cancelRun(fetchImpl, url, threadId, runId, headers) {
+  const path = `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/cancel?wait=1`;
+  const response = await fetchWithin(
+    fetchImpl,
+    join(url, path),
+    { method: "POST", headers: { Accept: "application/json", ...headers } },
+    CONNECT_MARGIN_MS + READ_MARGIN_MS,
+  );
+  if (!response.ok) throw new HttpStatusError(response.status, path, response.body);
+}
+
+async function streamRun(
+  {
+    url,
+    threadId,
+    assistantId,
+    input,
+    maxWait = DEFAULT_MAX_WAIT_MS,
+    stallTimeout = DEFAULT_STALL_TIMEOUT_MS,
+    onUpdate = null,
+    onReconcile = null,
+    fetchImpl = globalThis.fetch,
+    headers = {},
+    streamResumable = true,
+    resume = true,
+    signal = undefined,
+    sleep: sleepImpl = sleep,
+  },
+  stopping,
+) {
   let shown = "";
   const show = (text) => {
     if (text !== shown) {
@@ -143,6 +225,10 @@ export async function streamWithRecovery({
 
   const stream = createStreamAccumulator();
   const requestId = newRequestId();
+  // What a Stop needs, read when it comes.
+  stopping.requestId = requestId;
+  stopping.shown = () => shown;
+  stopping.runId = () => stream.runId ?? headerRunId;
   const threadPath = `/threads/${encodeURIComponent(threadId)}`;
   const body = JSON.stringify({
     assistant_id: assistantId,

@@ -52,6 +52,7 @@ export function useStreamWithRecovery(options) {
     ...base,
     ...view,
     submit: binding.submit(base.submit),
+    stop: binding.stop(base.stop),
     [STREAM_CONTROLLER]: controller,
   };
 }

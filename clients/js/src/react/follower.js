@@ -4,8 +4,13 @@
 // once the route says the run is over. Framework-free: the hook feeds it the SDK's
 // callbacks and loading flag, and reads `final`, `answers` and `recovery` back.
 
-import { IDLE_RECOVERY, RouteFollower, STREAM_GRACE_MS } from "../core/follow.js";
+import { cancelStoppedRun } from "../core/cancel.js";
+import { IDLE_RECOVERY, RouteFollower, STREAM_GRACE_MS, within } from "../core/follow.js";
+import { StoppedTurns } from "../core/stopped.js";
 import { answerText } from "../core/text.js";
+
+/** How long a submit after a Stop waits for the stopped run's cancel to land. */
+export const STOP_LIMIT_MS = 5000;
 
 export function runStorage(reconnectOnMount) {
   if (typeof window === "undefined") return null;
@@ -30,6 +35,11 @@ export class RunFollower extends RouteFollower {
     // this.final: {run, runId, threadId, answer, values}
     // this.config: {apiUrl, headers, maxWaitMs, client, storage, stop, messagesKey}
     this.stopping = false;
+    // The turns the user stopped, per thread, as shown at Stop (core/stopped.js); the
+    // messages the view last showed; the cancel of the run last stopped, under way.
+    this.stopped = new StoppedTurns();
+    this.shown = [];
+    this.cancelling = null;
     // The SDK's values as the app last read them through the view. Never read from the
     // SDK here: in SDK 1.9+ each field read adds stream modes to the next run, and the
     // follower must not ask for a mode the app did not (see view.js).
@@ -110,6 +120,7 @@ export class RunFollower extends RouteFollower {
     if (!run || !run.streaming) return;
     run.streaming = false;
     run.dropError = error;
+    if (run.userStopped) return;
     if (this.final && this.final.run === run) {
       // Settled while the stream still ran: judge what it showed now that it is over.
       this.setRecovery({ recovered: this.recovered(run, this.final.answer) });
@@ -174,6 +185,42 @@ export class RunFollower extends RouteFollower {
     if (answer.complete && run.streaming) {
       setTimeout(() => this.endStream(run), STREAM_GRACE_MS);
     }
+  }
+
+  /**
+   * The user pressed Stop. The run, if it is not over, is left (nothing more of it is
+   * shown), what the page shows of its turn is kept (`stopped`), and it is cancelled on
+   * the server, found by its tag if no response named it; then the history is read
+   * again, so that the next submit goes on from the stopped turn, not from before it.
+   */
+  userStop() {
+    const run = this.run;
+    if (!run || run.userStopped) return;
+    if (this.final && this.final.run === run && this.final.answer.complete) return;
+    run.userStopped = true;
+    run.controller.abort();
+    const threadId = run.threadId ?? this.threadId;
+    this.stopped.stop(threadId, this.shown);
+    const { client, storage, apiUrl, headers } = this.config;
+    // The SDK's stop() cancels the run it stored for a rejoin: here it is cancelled once.
+    if (storage && threadId) storage.removeItem(rejoinKey(threadId));
+    this.setRecovery({ status: "stopped", complete: true, recovered: false, error: null });
+    const refresh = this.config.refreshHistory;
+    this.cancelling = cancelStoppedRun({
+      threadId,
+      runId: run.runId,
+      requestId: run.requestId,
+      cancel: (thread, runId) => client.runs.cancel(thread, runId, true),
+      find: { url: apiUrl, headers },
+    }).then(() => (threadId ? refresh(threadId) : undefined));
+  }
+
+  /** A submit after a Stop waits for the stopped run's cancel (the thread is busy till then). */
+  async beforeSubmit() {
+    const cancelling = this.cancelling;
+    if (cancelling === null) return;
+    await within(cancelling, STOP_LIMIT_MS);
+    if (this.cancelling === cancelling) this.cancelling = null;
   }
 
   /** Whether the route's answer differs from what the stream showed (so far). */

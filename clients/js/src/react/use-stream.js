@@ -116,7 +116,7 @@ export function useStreamWithRecovery(options) {
     };
   }, []);
 
-  const submit = (values, submitOptions) => {
+  const send = (values, submitOptions) => {
     const requestId = newRequestId();
     follower.begin({ requestId });
     return base.submit(values, {
@@ -124,10 +124,20 @@ export function useStreamWithRecovery(options) {
       metadata: { ...(submitOptions?.metadata || {}), [REQUEST_ID_KEY]: requestId },
     });
   };
+  // After a Stop the thread is busy until the stopped run's cancel lands.
+  const submit = (values, submitOptions) =>
+    follower.cancelling === null
+      ? send(values, submitOptions)
+      : follower.beforeSubmit().then(() => send(values, submitOptions));
+  // Stop is the user's word: the run is cancelled and what its turn showed stays.
+  const stop = () => {
+    follower.userStop();
+    return base.stop();
+  };
   const joinStream = (runId, ...rest) => {
     follower.begin({ runId });
     return base.joinStream(runId, ...rest);
   };
 
-  return recoveryView(base, { follower, threadId, messagesKey, submit, joinStream });
+  return recoveryView(base, { follower, threadId, messagesKey, submit, joinStream, stop });
 }

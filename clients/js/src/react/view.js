@@ -9,20 +9,26 @@
 // not start asking for tokens.
 
 import { applyAnswers, withFinalAnswer } from "../core/messages.js";
+import { withStoppedTurns } from "../core/stopped.js";
 
 /**
  * `base` (the SDK hook's return value) as the app sees it through recovery.
  * `follower`: the hook's RunFollower; `threadId`: the thread shown; `submit`, `joinStream`:
  * the hook's own, which tell the follower a stream begins.
  */
-export function recoveryView(base, { follower, threadId, messagesKey, submit, joinStream }) {
+export function recoveryView(base, { follower, threadId, messagesKey, submit, joinStream, stop }) {
   const final = follower.final;
   // The SDK may still say it loads a stream this hook ended once the route said its run
-  // was complete (follower.js's endStream): that run is over.
+  // was complete (follower.js's endStream): that run is over. So is one the user stopped
+  // (SDK 1.9's isLoading outlives its stop() by a reconnect backoff it sleeps out).
   const ended =
     base.isLoading && final !== null && final.run !== null && final.run.stopped === true &&
     final.run === follower.run;
-  const loading = base.isLoading && !ended;
+  const stopped = follower.run !== null && follower.run.userStopped === true;
+  // A run whose stream is gone while the route follows it still runs: the app keeps its
+  // Stop button, and does not take a new question the server would refuse.
+  const recovering = follower.recovery.status === "settling";
+  const loading = (base.isLoading && !ended && !stopped) || recovering;
   const settled = final !== null && final.threadId === threadId && !loading;
   let overlaid = null; // once per render: stable identities for the app's memos
 
@@ -35,6 +41,8 @@ export function recoveryView(base, { follower, threadId, messagesKey, submit, jo
     let messages = Array.isArray(values?.[messagesKey]) ? values[messagesKey] : [];
     messages = applyAnswers(messages, follower.answers);
     if (settled) messages = withFinalAnswer(messages, final.answer, follower.answers);
+    messages = withStoppedTurns(messages, follower.stopped.of(threadId));
+    follower.shown = messages;
     if (!(values && values[messagesKey] === messages)) {
       values = { ...(values || {}), [messagesKey]: messages };
     }
@@ -70,6 +78,8 @@ export function recoveryView(base, { follower, threadId, messagesKey, submit, jo
           return submit;
         case "joinStream":
           return joinStream;
+        case "stop":
+          return stop;
         default:
           return Reflect.get(target, prop, target);
       }

@@ -15,7 +15,7 @@ import { RecoveryBinding } from "../controller/binding.js";
 
 // The fields the drop-in shows in place of upstream's (binding.js's `view`).
 const VIEWED = ["values", "messages", "isLoading", "isThreadLoading", "error", "recovery"];
-const OWN = [...VIEWED, "submit"];
+const OWN = [...VIEWED, "submit", "stop"];
 
 /**
  * `useStream(options)` from @langchain/svelte that always ends a run showing the
@@ -76,5 +76,6 @@ export function useStreamWithRecovery(options) {
   }
   const submit = binding.submit(base.submit);
   Object.defineProperty(handle, "submit", { enumerable: true, value: submit });
+  Object.defineProperty(handle, "stop", { enumerable: true, value: binding.stop(base.stop) });
   return handle;
 }

@@ -178,3 +178,61 @@ test("an interrupt in the thread's state is yielded as upstream's updates event"
   const events = await drain(await stream([], config()));
   assert.deepEqual(events.at(-1), { event: "updates", data: { __interrupt__: [{ value: "approve?", id: "i1" }] } });
 });
+
+test("a stopped turn keeps what it showed, marked cancelled, through the next turn and a load", async () => {
+  const question = { id: "q1", type: "human", content: "first?" };
+  const { client, cancelled } = scriptedClient([], {
+    // The thread after the cancel, then a next question and its answer: no stopped text.
+    stateMessages: [question, { id: "q2", type: "human", content: "second?" }, ai(FINAL.content, "a2")],
+    answer: { ...FINAL, message_id: "a2" },
+  });
+  let release;
+  client.runs.stream = async function* () {
+    yield { event: "metadata", data: { run_id: "run-1" } };
+    yield { event: "values", data: { messages: [question] } };
+    yield { event: "messages/partial", data: [{ id: "a1", type: "ai", content: "The par" }] };
+    await new Promise((resolve) => (release = resolve));
+  };
+  const stream = createLangGraphStreamWithRecovery({ client, assistantId: "a" });
+  const controller = new AbortController();
+  const iterator = (await stream([question], config({ abortSignal: controller.signal })))[Symbol.asyncIterator]();
+  for (let i = 0; i < 3; i += 1) await iterator.next();
+  controller.abort(); // Stop
+  release?.();
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.deepEqual(cancelled, [["t", "run-1"]]);
+
+  // The next turn ends on the thread's state: the stopped turn is back in its place.
+  client.runs.stream = async function* () {
+    yield { event: "metadata", data: { run_id: "run-2" } };
+  };
+  const events = await drain(await stream([{ id: "q2", type: "human", content: "second?" }], config()));
+  const shown = events.at(-1).data.messages;
+  assert.deepEqual(shown.map((m) => m.id), ["q1", "a1", "q2", "a2"]);
+  assert.equal(shown[1].content, "The par");
+  assert.deepEqual(shown[1].status, { type: "incomplete", reason: "cancelled" });
+
+  // A reload: the runtime's load shows it too.
+  const loaded = await stream.load("t");
+  assert.deepEqual(loaded.messages.map((m) => m.id), ["q1", "a1", "q2", "a2"]);
+  assert.equal(loaded.messages[1].content, "The par");
+  assert.equal(loaded.messages[3].content, FINAL.content);
+});
+
+test("load follows the thread's run to its end before showing it", async () => {
+  let polls = 0;
+  const running = { ...FINAL, complete: false, status: "running", content: "" };
+  globalThis.fetch = mockServer([
+    [/GET \/api\/threads\/t\/final-answer/, () => jsonResponse(200, ++polls < 2 ? running : { ...FINAL, message_id: "a" })],
+    [/GET \/threads\/t\/state/, () => jsonResponse(200, state([human("q", "h"), ai("## Ans (state lags)", "a")]))],
+  ]).fetchImpl;
+  const client = {
+    runs: { apiUrl: "http://127.0.0.1:9", defaultHeaders: {} },
+    threads: { getState: async (id) => (await globalThis.fetch(`http://127.0.0.1:9/threads/${id}/state`)).json() },
+  };
+  const stream = createLangGraphStreamWithRecovery({ client, assistantId: "a" });
+  const loaded = await stream.load("t");
+  assert.equal(polls, 2, "it waited for the run's end");
+  assert.equal(loaded.messages.at(-1).content, FINAL.content);
+  assert.deepEqual(loaded.interrupts, []);
+});

@@ -96,3 +96,52 @@ test("a submit is tagged with a request id, the app's metadata kept", async () =
   assert.match(options.metadata.recovery_request_id, /^[0-9a-f-]{36}$/);
   assert.equal(binding.follower.run.requestId, options.metadata.recovery_request_id);
 });
+
+test("Stop keeps what the turn showed through a rebind and a next question, and cancels once", async () => {
+  const binding = new RecoveryBinding(() => {});
+  binding.streamOptions({ apiUrl: "http://127.0.0.1:9" });
+  const cancels = [];
+  const client = { runs: { cancel: async (threadId, runId, wait) => cancels.push([threadId, runId, wait]) } };
+  const shownAtStop = [
+    { id: "h1", type: "human", content: "q" },
+    { id: "a1", type: "ai", content: "The partial ans" },
+  ];
+  const base = (messages, isLoading) => ({ messages, values: { messages }, isLoading, isThreadLoading: false, error: undefined, client });
+  binding.follower.threadNamed("t1");
+  const run = binding.follower.begin({ requestId: "req" });
+  run.runId = "run-1";
+  binding.view(base(shownAtStop, true), fakeController({ isLoading: true, messages: shownAtStop }), undefined);
+  const baseStops = [];
+  const stop = binding.stop(async (options) => baseStops.push(options));
+  await stop();
+  assert.deepEqual(baseStops, [{ cancel: false }], "the controller only disconnects: the drop-in cancels");
+  const idle = binding.view(base(shownAtStop, true), fakeController({ isLoading: true, messages: shownAtStop }), undefined);
+  assert.equal(idle.isLoading, false);
+  assert.equal(idle.recovery.status, "stopped");
+  await binding.follower.beforeSubmit();
+  assert.deepEqual(cancels, [["t1", "run-1", true]]);
+  // Its next run.start goes over HTTP (a socket would resume the cancelled run), once.
+  assert.equal(typeof binding.startsOverHttp("http://127.0.0.1:9/threads/t1").fetch, "function");
+  assert.equal(binding.startsOverHttp("http://127.0.0.1:9/threads/other"), null);
+  // Rebound to the thread's state (no answer message: the cancelled node wrote none), then
+  // a next question streams: the stopped turn still shows what it showed at Stop.
+  const later = [{ id: "h1", type: "human", content: "q" }, { id: "h2", type: "human", content: "next" }];
+  const shown = binding.view(base(later, true), fakeController({ isLoading: true, messages: later }), undefined).messages;
+  assert.deepEqual(shown.map((m) => m.id), ["h1", "a1", "h2"]);
+  assert.equal(shown[1].content, "The partial ans");
+  binding.follower.begin({ requestId: "req-2" });
+  binding.follower.runCreated("run-2");
+  assert.equal(binding.startsOverHttp("http://127.0.0.1:9/threads/t1"), null, "a run since");
+  binding.follower.final = { run: binding.follower.run, answer: { complete: true, status: "success" } };
+  // Stop again, with nothing running: passed through, cancelling as the controller does.
+  await stop();
+  assert.deepEqual(baseStops, [{ cancel: false }, undefined]);
+  // A disconnect is not a Stop.
+  const other = new RecoveryBinding(() => {});
+  other.follower.threadNamed("t2");
+  other.follower.begin({ requestId: "r2" });
+  const passed = [];
+  await other.stop(async (options) => passed.push(options))({ cancel: false });
+  assert.deepEqual(passed, [{ cancel: false }]);
+  assert.notEqual(other.follower.recovery.status, "stopped");
+});

@@ -241,3 +241,40 @@ test("an answered run.start, an untagged command and the binding's own close pas
   assert.equal(socket.readyState, 3);
   assert.equal(socket.url, SOCKET_URL);
 });
+
+test("a run.start on a thread whose latest run was cancelled goes over HTTP, answered on the socket", async () => {
+  const { fetchImpl, calls } = mockServer([
+    [/^POST \/threads\/t\/commands$/, () => jsonResponse(200, { type: "success", id: 7, result: { run_id: "run-2" } })],
+  ]);
+  const sockets = [];
+  const asked = [];
+  const factory = exactlyOnceWebSocketFactory(
+    (url) => {
+      const socket = new StandInSocket(url);
+      sockets.push(socket);
+      return socket;
+    },
+    fetchImpl,
+    {
+      startsOverHttp: (threadUrl) => {
+        asked.push(threadUrl);
+        return asked.length === 1 ? { fetch: fetchImpl, headers: { "x-api-key": "k" } } : null;
+      },
+    },
+  );
+  const socket = factory(SOCKET_URL);
+  const seen = [];
+  socket.addEventListener("message", (event) => seen.push(JSON.parse(event.data)));
+  socket.send(JSON.stringify(command()));
+  await untilQuiet();
+  assert.deepEqual(asked, ["http://x/threads/t"]);
+  assert.equal(sockets[0].sent.length, 0, "not on the socket, which would resume the cancelled run");
+  const [post] = calls;
+  assert.equal(post.method, "POST");
+  assert.equal(JSON.parse(post.body).method, "run.start");
+  assert.equal(post.headers["x-api-key"], "k");
+  assert.deepEqual(seen, [{ type: "success", id: 7, result: { run_id: "run-2" } }]);
+  // The next one goes on the socket again.
+  socket.send(JSON.stringify(command()));
+  assert.equal(sockets[0].sent.length, 1);
+});

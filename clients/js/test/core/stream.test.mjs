@@ -156,3 +156,69 @@ test("join path: Location, else Content-Location (a browser cannot read Location
 });
 
 // --------------------------------------------------------------------------------------
+
+test("a Stop cancels the run and ends on the text shown at Stop, nothing more", async () => {
+  const text = runStream();
+  const cut = text.indexOf("naïves");
+  const { fetchImpl, calls } = mockServer([
+    // The stream stalls after a prefix of the answer: the user stops it.
+    [/^POST \/threads\/t\/runs\/stream$/, ({ init }) => sseResponse([text.slice(0, cut)], { stall: true, signal: init.signal })],
+    [/^POST \/threads\/t\/runs\/run-1\/cancel$/, () => jsonResponse(200, {})],
+    [/final-answer$/, () => jsonResponse(200, FINAL)],
+  ]);
+  const stop = new AbortController();
+  const updates = [];
+  const result = await streamWithRecovery({
+    url: "http://x", threadId: "t", assistantId: "A", input: { messages: [] },
+    onUpdate: (shown) => {
+      updates.push(shown);
+      if (shown.includes("🧪 données")) setTimeout(() => stop.abort(), 5);
+    },
+    fetchImpl, stopSignal: stop.signal, sleep: async () => {},
+  });
+  const shownAtStop = updates.at(-1);
+  assert.ok(shownAtStop.endsWith("🧪 données "), shownAtStop);
+  assert.equal(result.status, "stopped");
+  assert.equal(result.stopped, true);
+  assert.equal(result.complete, true);
+  assert.equal(result.content, shownAtStop);
+  assert.equal(result.run_id, "run-1");
+  const cancel = calls.find((c) => c.path === "/threads/t/runs/run-1/cancel");
+  assert.ok(cancel && cancel.method === "POST" && cancel.search === "?wait=1", JSON.stringify(calls));
+  assert.ok(!calls.some((c) => c.path.includes("final-answer")), "a stopped run is not settled");
+});
+
+test("a Stop before the response named the run cancels the run its tag finds", async () => {
+  let tag = null;
+  const { fetchImpl, calls } = mockServer([
+    [/^POST \/threads\/t\/runs\/stream$/, ({ init }) => {
+      tag = JSON.parse(init.body).metadata.recovery_request_id;
+      return new Promise((resolve, reject) => init.signal.addEventListener("abort", () => reject(init.signal.reason)));
+    }],
+    [/^GET \/threads\/t\/runs$/, () => jsonResponse(200, [{ run_id: "run-9", metadata: { recovery_request_id: tag } }])],
+    [/^POST \/threads\/t\/runs\/run-9\/cancel$/, () => jsonResponse(200, {})],
+  ]);
+  const stop = new AbortController();
+  setTimeout(() => stop.abort(), 20);
+  const result = await streamWithRecovery({
+    url: "http://x", threadId: "t", assistantId: "A", input: null, fetchImpl, stopSignal: stop.signal, sleep: async () => {},
+  });
+  assert.deepEqual([result.status, result.content, result.run_id], ["stopped", "", "run-9"]);
+  assert.ok(calls.some((c) => c.path === "/threads/t/runs/run-9/cancel"));
+});
+
+test("leaving (signal) is not a Stop: it rejects and cancels nothing", async () => {
+  const { fetchImpl, calls } = mockServer([
+    [/^POST \/threads\/t\/runs\/stream$/, ({ init }) => sseResponse([runStream().slice(0, 200)], { stall: true, signal: init.signal })],
+  ]);
+  const leave = new AbortController();
+  const stop = new AbortController();
+  setTimeout(() => leave.abort(), 20);
+  await assert.rejects(
+    streamWithRecovery({
+      url: "http://x", threadId: "t", assistantId: "A", input: null, fetchImpl,
+      signal: leave.signal, stopSignal: stop.signal, sleep: async () => {},
+    }),
+  );
+  assert.ok(!calls.some((c) => c.path.endsWith("/cancel")));
+});

@@ -51,7 +51,8 @@ const streamed = {
 function view(base, t, threadId = "t1") {
   const submit = () => {};
   const joinStream = () => {};
-  return recoveryView(base, { follower: t, threadId, messagesKey: "messages", submit, joinStream });
+  const stop = () => t.userStop();
+  return recoveryView(base, { follower: t, threadId, messagesKey: "messages", submit, joinStream, stop });
 }
 
 test("reading messages reads the SDK's messages getter (so the run asks for tokens)", () => {
@@ -175,4 +176,86 @@ test("a settled answer shows before the thread's state is read (one round trip s
   await new Promise((resolve) => setTimeout(resolve, STREAM_GRACE_MS + 50));
   assert.equal(stops, 1);
   assert.equal(view(handle, t).isLoading, false);
+});
+
+test("Stop keeps what the turn showed, cancels the run, and never shows more of it", async () => {
+  const t = new RunFollower(() => {});
+  const cancels = [];
+  const refreshed = [];
+  let stateOfThread = { values: { messages: streamed.messages.slice(0, 1) } };
+  t.config = {
+    messagesKey: "messages",
+    client: {
+      runs: { cancel: async (threadId, runId, wait) => cancels.push([threadId, runId, wait]) },
+      threads: { getState: async () => stateOfThread },
+    },
+    refreshHistory: async (id) => refreshed.push(id),
+    storage: null,
+    stop: () => {},
+  };
+  let answered;
+  t.settle = () => new Promise((resolve) => (answered = resolve)); // the route's long-poll
+  t.threadId = "t1";
+  t.begin({ runId: "run-1" });
+  const { handle } = sdkHandle(streamed, { isLoading: true });
+  const stream = view(handle, t);
+  assert.equal(stream.messages.at(-1).content, "The answer is par");
+  stream.stop();
+  assert.equal(t.recovery.status, "stopped");
+  assert.equal(view(handle, t).isLoading, false, "idle at once, whatever the SDK says");
+  await t.beforeSubmit();
+  assert.deepEqual(cancels, [["t1", "run-1", true]]);
+  assert.deepEqual(refreshed, ["t1"], "the next submit goes on from the stopped turn");
+  // The route settles the cancelled run (no text): nothing of it replaces the page's.
+  answered({ complete: true, status: "error", message_id: null, content: "" });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(t.final, null);
+  assert.equal(t.recovery.status, "stopped");
+  // The SDK's stream values give way to the thread's state, which lacks the message;
+  // then a next question: the stopped turn still shows what it showed at Stop.
+  const { handle: rebound } = sdkHandle({
+    messages: [streamed.messages[0], { type: "human", id: "h2", content: "next" }, { type: "ai", id: "a2", content: "Next." }],
+  });
+  const after = view(rebound, t).messages;
+  assert.deepEqual(after.map((m) => m.id), ["h1", "a1", "h2", "a2"]);
+  assert.equal(after[1].content, "The answer is par");
+  // A Stop after the run settled stops nothing (the turn ended on its answer).
+  t.begin({ runId: "run-2" });
+  const answer = { complete: true, status: "success", message_id: "a2", content: "Next." };
+  t.final = { run: t.run, runId: "run-2", threadId: "t1", answer, values: null };
+  view(rebound, t).stop();
+  assert.equal(cancels.length, 1);
+  assert.notEqual(t.recovery.status, "stopped");
+});
+
+test("Stop before any response named the run cancels the run its tag finds", async () => {
+  const t = new RunFollower(() => {});
+  const cancels = [];
+  const found = [];
+  t.config = {
+    apiUrl: "http://server.test",
+    headers: {},
+    messagesKey: "messages",
+    client: { runs: { cancel: async (threadId, runId) => cancels.push([threadId, runId]) } },
+    refreshHistory: async () => {},
+    storage: null,
+    stop: () => {},
+  };
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async (url) => {
+    found.push(String(url));
+    const runs = found.length < 2 ? [] : [{ run_id: "late-run", metadata: { recovery_request_id: t.run.requestId } }];
+    return new Response(JSON.stringify(runs), { status: 200 });
+  };
+  try {
+    t.threadId = "t1";
+    t.begin({ requestId: "req-1" });
+    t.run.requestId = "req-1";
+    t.userStop();
+    await t.beforeSubmit();
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+  assert.ok(found.length >= 2 && found.every((url) => url.includes("/threads/t1/runs")), found);
+  assert.deepEqual(cancels, [["t1", "late-run"]], "the POST that became a run later is cancelled");
 });
