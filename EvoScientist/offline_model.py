@@ -40,7 +40,8 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
-def _question_of(messages: Sequence[BaseMessage]) -> str:
+def question_of(messages: Sequence[BaseMessage]) -> str:
+    """The latest question asked: the text of the last human message that has some."""
     for message in reversed(messages):
         if isinstance(message, HumanMessage) and message.text.strip():
             return message.text.strip()
@@ -105,7 +106,7 @@ class OfflineChatModel(BaseChatModel):
 
     def _plan(self, messages: Sequence[BaseMessage]) -> list[AIMessageChunk]:
         """The chunks of this step's reply, in streaming order."""
-        question = _question_of(messages)
+        question = question_of(messages)
         notes = _tool_results_since_question(messages)
         if not notes:
             call_id = (

@@ -15,21 +15,28 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from playwright.async_api import Browser
 
+from tests.support import browser_stop
 from tests.support import browser_table as table
-from tests.support import jstools
-from tests.support.browser_langchain import server
-from tests.support.browser_page import build_page, headless_chromium, static_site
-from tests.support.browser_turns import Outcome, bare_and_adopted, cell, healthy_bytes, run_page
+from tests.support.browser_turns import (
+    Outcome,
+    bare_and_adopted,
+    cell,
+    healthy_bytes,
+    restart_mid_run,
+    run_page,
+)
 from tests.support.proxy import Fault
 from tests.support.servers import DevServer
 
-pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="session")]
 
 PAGE = "assistant-ui.html"
 MID = 0.7  # of a healthy run stream's bytes: inside the answer's tokens
@@ -37,36 +44,17 @@ RUN_POST = ("/runs/stream",)  # the submit: POST /threads/{id}/runs/stream
 
 
 @pytest.fixture(scope="module")
-def node() -> str:
-    return jstools.node()
-
-
-@pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[DevServer]:
-    jstools.chromium()
-    with server(tmp_path_factory.mktemp("aui-browser")) as dev:
-        yield dev
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[str]:
-    page = build_page(node, tmp_path_factory.mktemp("aui-page"))
-    assert (page / PAGE).exists(), "the assistant-ui page was not built"
-    with static_site(page) as url:
-        yield url
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def browser(node: str) -> AsyncIterator[Browser]:
-    async with headless_chromium() as browser:
-        yield browser
+def site(site: str, pages: Callable[[str | None], Path]) -> str:
+    """The shared site (tests/js/conftest.py), checked to hold this module's page."""
+    assert (pages(None) / PAGE).exists(), f"{PAGE} was not built"
+    return site
 
 
 def page_of(site: str, hook: str) -> Callable[[str], str]:
     return lambda api: f"{site}/{PAGE}?api={api}&hook={hook}"
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def stream_bytes(browser: Browser, site: str, api: DevServer) -> int:
     return await healthy_bytes(browser, api, page_of(site, "bare"))
 
@@ -118,33 +106,75 @@ async def test_a_submit_cut_before_its_response_runs_once(
     assert cancelled or control.runs == 2, context
 
 
+# ---- what a user does mid-run: Stop (mid-answer, and while recovering a cut), a thread
+# switch (tests/support/browser_stop.py)
+
+
+async def test_a_stop_keeps_what_was_shown_through_the_next_question_and_a_thread_switch(
+    browser: Browser, site: str, api: DevServer
+) -> None:
+    url_of = browser_stop.paced(page_of(site, "recovery"))
+    session = await browser_stop.session_on(browser, url_of, api)
+    assert not session.failures(), f"{session.failures()}; {session!r}\n{session.timeline}"
+
+
 # ---- the measured table (docs/webui-browser-table.md): assistant-ui's columns
 
 TABLE = os.environ.get("EVOSCIENTIST_BROWSER_TABLE")
-# row → (fault from a healthy stream's size, questions asked)
-ROWS: dict[str, tuple[Callable[[int], Fault], int]] = {
-    "no fault": (lambda total: Fault(), 1),
-    "cut before the response": (lambda total: Fault("cut", 0, match=RUN_POST), 1),
-    "cut mid-answer": (lambda total: Fault("cut", int(MID * total), match=RUN_POST), 1),
-    "cut mid-answer, every reconnect cut": (every_stream_cut, 1),
-    "two runs in one page, both cut": (every_stream_cut, 2),
+
+
+@dataclass(frozen=True)
+class Row:
+    fault: Callable[[int], Fault]  # from a healthy stream's size
+    turns: int = 1
+    reload_after_s: float | None = None  # the page reloaded that long into the run
+
+
+ROWS: dict[str, Row] = {
+    "no fault": Row(lambda total: Fault()),
+    "cut before the response": Row(lambda total: Fault("cut", 0, match=RUN_POST)),
+    "cut before the request reaches the server; it arrives 0.5 s later": Row(
+        lambda total: Fault("late", match=RUN_POST, delay=0.5)
+    ),
+    "cut mid-answer": Row(lambda total: Fault("cut", int(MID * total), match=RUN_POST)),
+    "reset (RST) mid-answer": Row(lambda total: Fault("reset", int(MID * total), match=RUN_POST)),
+    "stall mid-answer": Row(lambda total: Fault("stall", int(MID * total), match=RUN_POST)),
+    "cut mid-answer, every reconnect cut": Row(every_stream_cut),
+    "two runs in one page, both cut": Row(every_stream_cut, turns=2),
+    "cut, then reload: the rejoin cut too": Row(
+        lambda total: Fault("cut", int(0.3 * total), times=None), reload_after_s=0.5
+    ),
 }
+RESTART = "server restarted mid-run"
 COLUMNS = {"bare": "bare", "+ recovery": "recovery"}
 
 
 @pytest.mark.skipif(not TABLE, reason="EVOSCIENTIST_BROWSER_TABLE not set")
 async def test_measure_the_browser_table(
-    browser: Browser, site: str, api: DevServer, stream_bytes: int
+    browser: Browser,
+    site: str,
+    api: DevServer,
+    stream_bytes: int,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     assert TABLE is not None
-    rows: dict[str, dict[str, str]] = {}
-    for name, (fault_of, turns) in ROWS.items():
-        rows[name] = {}
-        for column, hook in COLUMNS.items():
+    rows: dict[str, dict[str, str]] = {name: {} for name in table.ROWS}
+    for column, hook in COLUMNS.items():
+        for name, row in ROWS.items():
             outcome = await run_page(
-                browser, api, page_of(site, hook), fault_of(stream_bytes), turns
+                browser,
+                api,
+                page_of(site, hook),
+                row.fault(stream_bytes),
+                row.turns,
+                reload_after_s=row.reload_after_s,
             )
             rows[name][column] = cell(outcome.turns)
+        root = tmp_path_factory.mktemp("aui-restart")
+        rows[RESTART][column] = cell([await restart_mid_run(browser, root, page_of(site, hook))])
+        paced = browser_stop.paced(page_of(site, hook))
+        for name, value in (await browser_stop.user_rows(browser, paced, api)).items():
+            rows[name][column] = value
     measured_on = (
         "@assistant-ui/react-langgraph"
         f" {table.package_version('@assistant-ui', 'react-langgraph')},"

@@ -17,16 +17,17 @@ import functools
 import json
 import os
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 
 import httpx
 import pytest
 import pytest_asyncio
 from playwright.async_api import Browser
 
+from tests.support import browser_stop, jstools
 from tests.support import browser_table as table
-from tests.support import jstools
 from tests.support.browser_langchain import (
+    INTERRUPTING,
     SCENARIOS,
     TRANSPORTS,
     healthy_stream_bytes,
@@ -35,60 +36,26 @@ from tests.support.browser_langchain import (
     question,
     restart_mid_run,
     run_scenario,
-    server,
 )
 from tests.support.browser_page import (
     ANSWER_OF,
     SUBMIT,
-    build_page,
     distinct_lengths,
-    headless_chromium,
     nth_run,
     run_end,
     squash,
-    static_site,
     thread_of,
     watch_texts,
 )
 from tests.support.interrupt_graph import REVIEW
 from tests.support.servers import DevServer
 
-pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
-
-INTERRUPTING = "interrupting"  # tests/support/interrupt_graph.py: a tool call, then interrupt()
-
-
-@pytest.fixture(scope="module")
-def node() -> str:
-    return jstools.node()
-
-
-@pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[DevServer]:
-    jstools.chromium()
-    graphs = {INTERRUPTING: "tests/support/interrupt_graph.py:graph"}
-    with server(tmp_path_factory.mktemp("lc-browser"), extra_graphs=graphs) as dev:
-        yield dev
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[str]:
-    page = build_page(node, tmp_path_factory.mktemp("lc-page"))
-    assert (page / "langchain-react.html").exists(), "the @langchain/react page was not built"
-    with static_site(page) as url:
-        yield url
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def browser(node: str) -> AsyncIterator[Browser]:
-    async with headless_chromium() as browser:
-        yield browser
-
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="session")]
 
 StreamBytes = Callable[[str], Awaitable[int]]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def stream_bytes(browser: Browser, site: str, api: DevServer) -> StreamBytes:
     """A healthy event stream's size per transport, measured on a transport's first use:
     a worker that runs one transport's tests measures that one only."""
@@ -318,6 +285,19 @@ async def test_an_interrupt_surfaces_as_with_the_bare_binding(
     assert shape(done) == shape(bare_done)
 
 
+# ---- what a user does mid-run: Stop (mid-answer, and while recovering a cut), a thread
+# switch (tests/support/browser_stop.py)
+
+
+@pytest.mark.parametrize("transport", TRANSPORT_PARAMS)
+async def test_a_stop_keeps_what_was_shown_through_the_next_question_and_a_thread_switch(
+    transport: str, browser: Browser, site: str, api: DevServer
+) -> None:
+    url_of = browser_stop.paced(lambda proxy: page_url(site, proxy, "recovery", transport))
+    session = await browser_stop.session_on(browser, url_of, api)
+    assert not session.failures(), f"{session.failures()}; {session!r}\n{session.timeline}"
+
+
 # ---- useSuspenseStreamWithRecovery: the page's Chat under a Suspense boundary
 
 
@@ -459,8 +439,14 @@ async def test_measure_the_browser_table(
                 rows[name][column] = f"run {turn[1]}: the submit made no run"
                 continue
             rows[name][column] = (
-                table.NOT_APPLICABLE if outcome is None else table.cell(outcome.shown)
+                table.not_applicable("websocket-commands")
+                if outcome is None
+                else table.cell(outcome.shown)
             )
+    for column, (hook, transport) in TABLE_HOOKS.items():
+        paced = browser_stop.paced(lambda proxy, h=hook, t=transport: page_url(site, proxy, h, t))
+        for name, value in (await browser_stop.user_rows(browser, paced, api)).items():
+            rows.setdefault(name, {})[column] = value
     nested = ("@langchain", "react", "node_modules", "@langchain", "langgraph-sdk")
     sdk = (
         table.package_version(*nested)

@@ -24,7 +24,7 @@ import functools
 import itertools
 import json
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,14 +35,12 @@ import pytest_asyncio
 from playwright.async_api import Browser
 
 from tests.support import browser_langchain as lc
+from tests.support import browser_stop, jstools
 from tests.support import browser_table as table
-from tests.support import jstools
 from tests.support.browser_page import (
     SUBMIT,
     Shown,
-    build_page,
     distinct_lengths,
-    headless_chromium,
     nth_run,
     open_chat,
     run_end,
@@ -54,12 +52,10 @@ from tests.support.browser_page import (
     watch_texts,
 )
 from tests.support.proxy import Fault, FaultProxy
-from tests.support.servers import DevServer, langgraph_dev
+from tests.support.servers import DevServer
 
-pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="session")]
 
-# Runs of a few seconds, so that a reload lands mid-run.
-SERVER_ENV = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0.015"}
 # langgraph-api's CORS when langgraph.json sets none: `Location` is not exposed.
 DEFAULT_CORS = {
     "allow_origins": ["*"],
@@ -108,20 +104,15 @@ HOOKS = {
 
 
 def _server(root: Path, name: str, env: dict[str, str]) -> AbstractContextManager[DevServer]:
-    return langgraph_dev(root / name / "work", root / name / "data", env={**SERVER_ENV, **env})
+    """A server as the browser modules' own (runs of a few seconds, so that a reload lands
+    mid-run), with ``env``."""
+    return lc.server(root / name, env=env)
 
 
 @pytest.fixture(scope="module")
-def node() -> str:
-    return jstools.node()
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[DevServer]:
-    """The repository's langgraph.json, `http.cors` included."""
-    jstools.chromium()
-    with _server(tmp_path_factory.mktemp("browser"), "repo", {}) as dev:
-        yield dev
+def server(api: DevServer) -> DevServer:
+    """The repository's langgraph.json, `http.cors` included (the browser modules' own)."""
+    return api
 
 
 @pytest.fixture(scope="module", params=jstools.sdk_params(__name__, split=False))
@@ -131,18 +122,12 @@ def sdk(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory, node: str, sdk: str) -> Iterator[str]:
-    page = build_page(node, tmp_path_factory.mktemp("page"), jstools.sdk_env(sdk))
+def site(pages: Callable[[str | None], Path], sdk: str) -> Iterator[str]:
+    page = pages(sdk)
     bundled = json.loads((page / "sdk.json").read_text())["version"]
     assert bundled == sdk, f"the pages bundle SDK {bundled}, not {sdk}"
     with static_site(page) as url:
         yield url
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def browser(node: str) -> AsyncIterator[Browser]:
-    async with headless_chromium() as browser:
-        yield browser
 
 
 async def run_scenario(
@@ -184,7 +169,7 @@ async def run_scenario(
         await proxy.stop()
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def stream_bytes(browser: Browser, site: str, server: DevServer) -> int:
     """Bytes of one healthy run stream as the page asks for it, to place faults in."""
     shown, proxy = await run_scenario(browser, site, server, SCENARIOS["no fault"], "bare", 0)
@@ -215,6 +200,18 @@ async def test_the_page_shows_the_route_answer_after_every_fault(
     # The thread goes on from the recovered turn: earlier answers are still shown.
     for earlier in shown[:-1]:
         assert earlier.head in squash(shown[-1].body), f"a turn was lost; {context}"
+
+
+# ---- what a user does mid-run: Stop (mid-answer, and while recovering a cut), a thread
+# switch (tests/support/browser_stop.py)
+
+
+async def test_a_stop_keeps_what_was_shown_through_the_next_question_and_a_thread_switch(
+    browser: Browser, site: str, server: DevServer
+) -> None:
+    url_of = browser_stop.paced(lambda api: f"{site}/index.html?api={api}&hook=recovery")
+    session = await browser_stop.session_on(browser, url_of, server)
+    assert not session.failures(), f"{session.failures()}; {session!r}\n{session.timeline}"
 
 
 # ---- a healthy run streams as with bare useStream
@@ -309,6 +306,12 @@ async def test_measure_the_browser_table(
                 )
                 rows[name][column] = table.cell(shown)
                 await asyncio.sleep(0)
+        for column, (hook, which) in HOOKS.items():
+            paced = browser_stop.paced(functools.partial(_sdk_page_url, site, hook=hook))
+            for name, value in (
+                await browser_stop.user_rows(browser, paced, servers[which])
+            ).items():
+                rows.setdefault(name, {})[column] = value
     rows[RESTART] = {}
     for column, (hook, which) in HOOKS.items():
         env = {"CORS_CONFIG": json.dumps(DEFAULT_CORS)} if which == "default" else {}

@@ -15,20 +15,27 @@ the table (docs/webui-browser-table.md).
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from playwright.async_api import Browser
 
+from tests.support import browser_stop
 from tests.support import browser_table as table
-from tests.support import jstools
-from tests.support.browser_langchain import SCENARIOS, TRANSPORTS, ProtocolProxy, server
-from tests.support.browser_page import build_page, headless_chromium, static_site
-from tests.support.browser_turns import Outcome, bare_and_adopted, cell, healthy_bytes, run_page
+from tests.support.browser_langchain import SCENARIOS, TRANSPORTS, ProtocolProxy
+from tests.support.browser_turns import (
+    Outcome,
+    bare_and_adopted,
+    cell,
+    healthy_bytes,
+    restart_mid_run,
+    run_page,
+)
 from tests.support.servers import DevServer
 
-pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="session")]
 
 PAGE = "svelte.html"
 TWO_CUT = "two runs in one page, both cut"
@@ -36,29 +43,10 @@ CUT_BEFORE_RESPONSE = "cut before the response"
 
 
 @pytest.fixture(scope="module")
-def node() -> str:
-    return jstools.node()
-
-
-@pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[DevServer]:
-    jstools.chromium()
-    with server(tmp_path_factory.mktemp("svelte-browser")) as dev:
-        yield dev
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[str]:
-    page = build_page(node, tmp_path_factory.mktemp("svelte-page"))
-    assert (page / PAGE).exists(), "the Svelte page was not built"
-    with static_site(page) as url:
-        yield url
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def browser(node: str) -> AsyncIterator[Browser]:
-    async with headless_chromium() as browser:
-        yield browser
+def site(site: str, pages: Callable[[str | None], Path]) -> str:
+    """The shared site (tests/js/conftest.py), checked to hold this module's page."""
+    assert (pages(None) / PAGE).exists(), f"{PAGE} was not built"
+    return site
 
 
 def page_of(site: str, hook: str, transport: str) -> Callable[[str], str]:
@@ -68,7 +56,7 @@ def page_of(site: str, hook: str, transport: str) -> Callable[[str], str]:
 StreamBytes = Callable[[str], Awaitable[int]]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def stream_bytes(browser: Browser, site: str, api: DevServer) -> StreamBytes:
     """A healthy event stream's size per transport, measured on its first use."""
     sizes: dict[str, int] = {}
@@ -144,16 +132,23 @@ async def test_a_run_start_cut_before_its_answer_runs_once(
     assert control.runs == 2 or not control.shown, context
 
 
+# ---- what a user does mid-run: Stop (mid-answer, and while recovering a cut), a thread
+# switch (tests/support/browser_stop.py)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_stop_keeps_what_was_shown_through_the_next_question_and_a_thread_switch(
+    transport: str, browser: Browser, site: str, api: DevServer
+) -> None:
+    url_of = browser_stop.paced(page_of(site, "recovery", transport))
+    session = await browser_stop.session_on(browser, url_of, api)
+    assert not session.failures(), f"{session.failures()}; {session!r}\n{session.timeline}"
+
+
 # ---- the measured table (docs/webui-browser-table.md): @langchain/svelte's columns
 
 TABLE = os.environ.get("EVOSCIENTIST_BROWSER_TABLE")
-ROWS = (
-    "no fault",
-    CUT_BEFORE_RESPONSE,
-    "cut mid-answer",
-    "cut mid-answer, every reconnect cut",
-    TWO_CUT,
-)
+RESTART = "server restarted mid-run"
 # column → (hook, transport)
 COLUMNS = {
     "bare (SSE)": ("bare", "sse"),
@@ -165,21 +160,38 @@ COLUMNS = {
 
 @pytest.mark.skipif(not TABLE, reason="EVOSCIENTIST_BROWSER_TABLE not set")
 async def test_measure_the_browser_table(
-    browser: Browser, site: str, api: DevServer, stream_bytes: StreamBytes
+    browser: Browser,
+    site: str,
+    api: DevServer,
+    stream_bytes: StreamBytes,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     assert TABLE is not None
-    rows: dict[str, dict[str, str]] = {}
-    for name in ROWS:
-        scenario = SCENARIOS[name]
-        rows[name] = {}
-        for column, (hook, transport) in COLUMNS.items():
+    rows: dict[str, dict[str, str]] = {name: {} for name in table.ROWS}
+    for column, (hook, transport) in COLUMNS.items():
+        url_of = page_of(site, hook, transport)
+        for name, scenario in SCENARIOS.items():
+            if scenario.restart:
+                root = tmp_path_factory.mktemp("svelte-restart")
+                rows[name][column] = cell([await restart_mid_run(browser, root, url_of)])
+                continue
             fault = scenario.fault(await stream_bytes(transport), transport)
             if fault is None:
-                rows[name][column] = table.NOT_APPLICABLE
+                rows[name][column] = table.not_applicable("websocket-commands")
                 continue
-            url_of = page_of(site, hook, transport)
-            outcome = await run_page(browser, api, url_of, fault, scenario.turns, ProtocolProxy)
+            outcome = await run_page(
+                browser,
+                api,
+                url_of,
+                fault,
+                scenario.turns,
+                ProtocolProxy,
+                reload_after_s=scenario.reload_after_s,
+            )
             rows[name][column] = cell(outcome.turns)
+        paced = browser_stop.paced(url_of)
+        for name, value in (await browser_stop.user_rows(browser, paced, api)).items():
+            rows[name][column] = value
     nested = ("@langchain", "svelte", "node_modules", "@langchain", "langgraph-sdk")
     measured_on = (
         f"@langchain/svelte {table.package_version('@langchain', 'svelte')} with its"

@@ -16,10 +16,11 @@ import contextvars
 import itertools
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 from playwright.async_api import Browser, Page
@@ -42,15 +43,22 @@ from tests.support.browser_page import (
 from tests.support.page_timeline import PageTimeline
 from tests.support.proxy import Fault, FaultProxy
 from tests.support.servers import DevServer, free_port, langgraph_dev, stop
+from tests.support.slow_agent_graph import SLOW_GRAPH
+from tests.support.slow_agent_graph import SPEC as SLOW_SPEC
 
 # Runs of a few seconds, so that a reload or a restart lands mid-run.
 SERVER_ENV = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0.015"}
+# The graphs the browser pages ask beside the project's agent (graph id → spec): the
+# paced agent, for a Stop or a switch mid-run; one that interrupts for a human's review.
+INTERRUPTING = "interrupting"  # tests/support/interrupt_graph.py: a tool call, then interrupt()
+GRAPHS = {SLOW_GRAPH: SLOW_SPEC, INTERRUPTING: "tests/support/interrupt_graph.py:graph"}
 PAGE = "langchain-react.html"
 EVENTS = ("/stream/events",)
 COMMANDS = ("/commands",)
 TRANSPORTS = ("sse", "websocket")
 MID = 0.7  # of a healthy event stream's bytes: inside the answer's tokens
 _questions = itertools.count(1)
+T = TypeVar("T")
 
 
 # The fault kind that cuts a WebSocket right after it carried a `run.start` command to
@@ -254,7 +262,7 @@ def server(
         root / "data",
         port=port,
         env={**SERVER_ENV, **(env or {})},
-        extra_graphs=extra_graphs,
+        extra_graphs={**GRAPHS, **(extra_graphs or {})},
     )
 
 
@@ -353,6 +361,19 @@ async def restart_mid_run(
     is killed (SIGKILL: its event buffer and runs in memory are gone) and started again
     on its port and data. What the page shows after the run's end, as
     ``shown_after_run`` reads it, the run's end being the restarted server's."""
+    return await around_a_restart(browser, root, url_of, _shown_after_restart, env)
+
+
+async def around_a_restart(
+    browser: Browser,
+    root: Path,
+    url_of: Callable[[str], str],
+    read: Callable[[Page, str, str, str], Awaitable[T]],
+    env: dict[str, str] | None = None,
+) -> T:
+    """The page at ``url_of(api)`` asks a question; once its answer streams the server is
+    killed and started again on its port and data; then ``read(page, api_url,
+    thread_id, run_id)`` on the restarted server."""
     port = free_port()
     context = await browser.new_context()
     proxy = await ProtocolProxy(port, Fault()).start()
@@ -367,32 +388,27 @@ async def restart_mid_run(
             await _answer_started(first.url, thread_id, run_id)
             await asyncio.to_thread(stop, first.process, signal.SIGKILL)
         with server(root, port, env) as second:
-            ended, expected, message_id = await run_end(second.url, thread_id, run_id)
-            delay = await _shown_within(page, message_id, expected, ended, SHOW_WITHIN_S)
-            await asyncio.sleep(max(0.0, ended + SHOW_WITHIN_S - time.monotonic()))
-            answer = await page.evaluate(ANSWER_OF, [message_id])
-            body = await page.inner_text("#chat")
-            tool_calls = await page.locator(".tool-call").count()
-            state = await page.evaluate(
-                "() => JSON.stringify(document.querySelector('#chat')?.dataset ?? {})"
-            )
-            # A SIGKILL may lose the server's thread record (langgraph dev keeps it in
-            # memory, flushed now and then); the checkpoints the route reads stay.
-            runs = max(1, len(await runs_of(second.url, thread_id)))
-            if delay is None:
-                delay = await _shown_within(page, message_id, expected, ended, 10)
-            return Shown(
-                expected,
-                answer,
-                body,
-                tool_calls,
-                delay,
-                thread_id,
-                run_id,
-                state,
-                runs,
-                message_id,
-            )
+            return await read(page, second.url, thread_id, run_id)
     finally:
         await context.close()
         await proxy.stop()
+
+
+async def _shown_after_restart(page: Page, api: str, thread_id: str, run_id: str) -> Shown:
+    ended, expected, message_id = await run_end(api, thread_id, run_id)
+    delay = await _shown_within(page, message_id, expected, ended, SHOW_WITHIN_S)
+    await asyncio.sleep(max(0.0, ended + SHOW_WITHIN_S - time.monotonic()))
+    answer = await page.evaluate(ANSWER_OF, [message_id])
+    body = await page.inner_text("#chat")
+    tool_calls = await page.locator(".tool-call").count()
+    state = await page.evaluate(
+        "() => JSON.stringify(document.querySelector('#chat')?.dataset ?? {})"
+    )
+    # A SIGKILL may lose the server's thread record (langgraph dev keeps it in memory,
+    # flushed now and then); the checkpoints the route reads stay.
+    runs = max(1, len(await runs_of(api, thread_id)))
+    if delay is None:
+        delay = await _shown_within(page, message_id, expected, ended, 10)
+    return Shown(
+        expected, answer, body, tool_calls, delay, thread_id, run_id, state, runs, message_id
+    )

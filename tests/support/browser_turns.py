@@ -15,13 +15,14 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 from playwright.async_api import Browser, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from tests.support import jstools
-from tests.support.browser_langchain import question
+from tests.support.browser_langchain import around_a_restart, question
 from tests.support.browser_page import SHOW_WITHIN_S, SUBMIT, nth_run, run_end, runs_of, thread_of
 from tests.support.proxy import Fault, FaultProxy
 from tests.support.servers import DevServer
@@ -87,7 +88,8 @@ def cell(turns: list[Turn]) -> str:
 
 
 async def open_page(page: Page, url: str) -> None:
-    await page.goto(url)
+    if page.url != url:
+        await page.goto(url)
     await page.wait_for_function("() => window.chat !== undefined && window.answers !== undefined")
 
 
@@ -113,8 +115,16 @@ async def _shown(
     return (answers[turn] if turn < len(answers) else None), delay
 
 
-async def ask(page: Page, api: str, turns: int, patience_s: float = PATIENCE_S) -> list[Turn]:
-    """Ask ``turns`` questions, each once the page is idle again; what each turn showed."""
+async def ask(
+    page: Page,
+    api: str,
+    turns: int,
+    patience_s: float = PATIENCE_S,
+    reload_after_s: float | None = None,
+) -> list[Turn]:
+    """Ask ``turns`` questions, each once the page is idle again; what each turn showed.
+    ``reload_after_s``: the page is reloaded that long after each run exists (it shows
+    the thread again from its URL)."""
     shown: list[Turn] = []
     for turn in range(turns):
         runs_before = sum(t.runs for t in shown)
@@ -128,6 +138,10 @@ async def ask(page: Page, api: str, turns: int, patience_s: float = PATIENCE_S) 
         except AssertionError:
             shown.append(Turn("", None, None, 0, 0, thread_id, "", "not made"))
             continue
+        if reload_after_s is not None:
+            await asyncio.sleep(reload_after_s)
+            await page.reload()
+            await open_page(page, page.url)
         ended, expected, _ = await run_end(api, thread_id, run_id)
         # A re-sent submit makes another run of the same input: follow the newest.
         while (runs := await runs_of(api, thread_id))[-1] != run_id:
@@ -182,15 +196,16 @@ async def run_page(
     turns: int,
     proxy_class: type[FaultProxy] = jstools.OneRequestProxy,
     patience_s: float = PATIENCE_S,
+    reload_after_s: float | None = None,
 ) -> Outcome:
     """The page at ``url_of(proxy_url)`` through a proxy with ``fault``, asked ``turns``
-    questions."""
+    questions (``ask``)."""
     context = await browser.new_context()
     proxy = await proxy_class(api.port, fault).start()
     try:
         page = await context.new_page()
         await open_page(page, url_of(proxy.url))
-        return Outcome(await ask(page, api.url, turns, patience_s), proxy)
+        return Outcome(await ask(page, api.url, turns, patience_s, reload_after_s), proxy)
     finally:
         await context.close()
         await proxy.stop()
@@ -225,3 +240,18 @@ async def healthy_bytes(
     assert outcome.turns[0].exact, outcome.turns
     await asyncio.sleep(0)
     return max(outcome.proxy.stats.downstream_bytes)
+
+
+async def restart_mid_run(browser: Browser, root: Path, url_of: Callable[[str], str]) -> Turn:
+    """One question on the page at ``url_of(api)``; once its answer streams the server is
+    killed and started again (``around_a_restart``): what its turn shows then."""
+
+    async def read(page: Page, api: str, thread_id: str, run_id: str) -> Turn:
+        ended, expected, _ = await run_end(api, thread_id, run_id)
+        answer, delay = await _shown(page, 0, expected, ended, PATIENCE_S)
+        # A SIGKILL may lose the thread's run records (langgraph dev keeps them in
+        # memory); the checkpoints the route reads stay, and so does its verdict.
+        runs = max(1, len(await runs_of(api, thread_id)))
+        return Turn(expected, answer, delay, 0, runs, thread_id, run_id)
+
+    return await around_a_restart(browser, root, url_of, read)

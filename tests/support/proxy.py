@@ -88,6 +88,8 @@ class FaultProxy:
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
+        # Each open connection's client side, by the first line of its first request.
+        self._open: dict[asyncio.StreamWriter, bytes] = {}
         self.port = 0
 
     @property
@@ -110,6 +112,25 @@ class FaultProxy:
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
+
+    def arm(self, fault: Fault) -> None:
+        """From now on, ``fault``, its connections counted anew: one page's turns each
+        broken their own way (or not at all)."""
+        self.fault = fault
+        self.stats.faulted = 0
+        self.stats.fired = 0
+
+    def cut_open(self) -> int:
+        """Break now (FIN) every open connection whose first line the fault's ``match``
+        names: a stream that opened before its turn (an event stream kept for the
+        thread), cut where the page stands. Returns how many were."""
+        cut = 0
+        for writer, first_line in list(self._open.items()):
+            if any(marker in first_line.decode("latin-1") for marker in self.fault.match):
+                writer.close()
+                cut += 1
+        self.stats.fired += cut
+        return cut
 
     async def __aenter__(self) -> FaultProxy:
         return await self.start()
@@ -148,6 +169,15 @@ class FaultProxy:
         first_line = await reader.readline()
         if not first_line:
             return
+        self._open[writer] = first_line
+        try:
+            await self._forward(first_line, reader, writer)
+        finally:
+            self._open.pop(writer, None)
+
+    async def _forward(
+        self, first_line: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         budget: int | None = None
         if self._targets(first_line):
             self.stats.faulted += 1

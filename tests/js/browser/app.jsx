@@ -1,11 +1,16 @@
 // A chat page shaped like the EvoScientist WebUI: one `useStream` hook (or its drop-in,
 // `useStreamWithRecovery`), the WebUI's hook and submit options, messages rendered with
 // their tool calls. Query: ?api=URL&hook=recovery|bare&thread=ID (the thread id is kept
-// in the URL, as chat apps do, so a reload rejoins the run).
+// in the URL, as chat apps do, so a reload rejoins the run)&assistant=GRAPH (default
+// EvoScientist). `window.chat` submits, stops (the page's Stop button) and switches
+// threads as the app's own controls would; each turn's answer is read as answers.js reads
+// it (a message's text is a `.part-text`, a tool call a `.part-tool`).
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { useStreamWithRecovery } from "@evoscientist/final-answer/react";
 import { createRoot } from "react-dom/client";
 import { useState } from "react";
+
+import { watchAnswers } from "./answers.js";
 
 const params = new URLSearchParams(window.location.search);
 const useChat = params.get("hook") === "bare" ? useStream : useStreamWithRecovery;
@@ -28,27 +33,32 @@ function Message({ message }) {
   return (
     <div className={`msg msg-${message.type}`} data-id={message.id}>
       {calls.map((call) => (
-        <div className="tool-call" key={call.id} data-name={call.name}>
+        <div className="tool-call part-tool" key={call.id} data-name={call.name}>
           tool call: {call.name}
         </div>
       ))}
       {message.type === "tool" ? <div className="tool-result">{text(message.content)}</div> : null}
-      {message.type !== "tool" ? <div className="text">{text(message.content)}</div> : null}
+      {message.type !== "tool" ? <div className="text part-text">{text(message.content)}</div> : null}
     </div>
   );
+}
+
+function keepInUrl(id) {
+  const url = new URL(window.location.href);
+  if (id) url.searchParams.set("thread", id);
+  else url.searchParams.delete("thread");
+  window.history.replaceState(null, "", url);
 }
 
 function App() {
   const [threadId, setThreadId] = useState(params.get("thread"));
   const stream = useChat({
     apiUrl: params.get("api"),
-    assistantId: "EvoScientist",
+    assistantId: params.get("assistant") ?? "EvoScientist",
     threadId,
     onThreadId: (id) => {
       setThreadId(id);
-      const url = new URL(window.location.href);
-      url.searchParams.set("thread", id);
-      window.history.replaceState(null, "", url);
+      keepInUrl(id);
     },
     reconnectOnMount: true,
     fetchStateHistory: true,
@@ -56,6 +66,13 @@ function App() {
   window.chat = {
     submit: (question) =>
       stream.submit({ messages: [{ type: "human", content: question }] }, SUBMIT_OPTIONS),
+    stop: () => stream.stop(),
+    loading: () => stream.isLoading,
+    // Another thread (null: a new one), as a thread list's click does.
+    switchTo: (id) => {
+      setThreadId(id);
+      keepInUrl(id);
+    },
     threadId,
   };
   const recovery = stream.recovery;
@@ -76,4 +93,5 @@ function App() {
   );
 }
 
+watchAnswers();
 createRoot(document.getElementById("root")).render(<App />);

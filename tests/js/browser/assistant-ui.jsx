@@ -4,7 +4,12 @@
 // @evoscientist/final-answer/assistant-ui (hook=recovery). Query: ?api=URL&hook=…
 // &assistant=GRAPH (default EvoScientist). A question is typed into the composer and
 // sent (`window.chat.submit`); `window.chat.answers()` reads each turn's answer off the
-// rendered thread: the text parts after the turn's last tool call.
+// rendered thread: the text parts after the turn's last tool call. The runtime allows
+// cancelling (the Stop button's `cancelRun`), and `window.chat.switchTo` switches threads
+// as a thread list does. The adopted page loads a thread with the drop-in's `load`
+// (`load: stream.load`); the bare one reads the thread's state, as apps do. The thread's
+// id is kept in the URL (&thread=ID), and the page's thread list (an app's own: assistant-ui
+// keeps none across a reload) lists it, so that a reload opens the thread again.
 import {
   AssistantRuntimeProvider,
   ComposerPrimitive,
@@ -16,7 +21,7 @@ import {
 } from "@assistant-ui/react-langgraph";
 import { createLangGraphStreamWithRecovery } from "@evoscientist/final-answer/assistant-ui";
 import { Client } from "@langchain/langgraph-sdk";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 
 import { watchAnswers } from "./answers.js";
@@ -26,6 +31,10 @@ const hook = params.get("hook") ?? "recovery";
 const client = new Client({ apiUrl: params.get("api") });
 const makeStream = hook === "bare" ? unstable_createLangGraphStream : createLangGraphStreamWithRecovery;
 const stream = makeStream({ client, assistantId: params.get("assistant") ?? "EvoScientist" });
+const load =
+  hook === "bare"
+    ? async (id) => ({ messages: (await client.threads.getState(id)).values.messages ?? [] })
+    : stream.load;
 
 function Part({ part }) {
   if (part.type === "text") return <span className="part-text">{part.text}</span>;
@@ -69,23 +78,63 @@ function Thread({ threadId }) {
   );
 }
 
+function keepInUrl(id) {
+  const url = new URL(window.location.href);
+  if (id) url.searchParams.set("thread", id);
+  else url.searchParams.delete("thread");
+  window.history.replaceState(null, "", url);
+}
+
+// The app's thread list: the LangGraph threads this page made, and the one in its URL.
+// A thread's remote id is its LangGraph id.
+const known = new Set(params.get("thread") ? [params.get("thread")] : []);
+let shown = (id) => keepInUrl(id);
+const threadList = {
+  list: async () => ({ threads: [...known].map((id) => ({ status: "regular", remoteId: id, externalId: id })) }),
+  initialize: async () => {
+    const { thread_id: id } = await client.threads.create();
+    known.add(id);
+    shown(id);
+    return { remoteId: id, externalId: id };
+  },
+  fetch: async (id) => ({ status: "regular", remoteId: id, externalId: id }),
+  rename: async () => {},
+  archive: async () => {},
+  unarchive: async () => {},
+  delete: async (id) => {
+    known.delete(id);
+  },
+  generateTitle: async () => new ReadableStream({ start: (controller) => controller.close() }),
+};
+
 function App() {
-  const [threadId, setThreadId] = useState(undefined);
+  const [threadId, setThreadId] = useState(params.get("thread") ?? undefined);
+  shown = (id) => {
+    keepInUrl(id);
+    setThreadId(id);
+  };
   const runtime = useLangGraphRuntime({
     stream,
-    create: async () => {
-      const { thread_id: id } = await client.threads.create();
-      setThreadId(id);
-      return { externalId: id };
-    },
-    load: async (id) => ({ messages: (await client.threads.getState(id)).values.messages ?? [] }),
+    unstable_allowCancellation: true,
+    unstable_threadListAdapter: threadList,
+    load,
   });
+  useEffect(() => {
+    if (params.get("thread")) runtime.threads.switchToThread(params.get("thread"));
+  }, []);
   window.chat = {
     submit: (question) => {
       runtime.thread.composer.setText(question);
       runtime.thread.composer.send();
     },
+    stop: () => runtime.thread.cancelRun(),
     loading: () => runtime.thread.getState().isRunning,
+    // A thread list's item names the thread by its local id; the test knows the server's.
+    switchTo: (id) => {
+      if (id === null) return runtime.threads.switchToNewThread();
+      shown(id);
+      return runtime.threads.switchToThread(id);
+    },
   };
   return (
     <AssistantRuntimeProvider runtime={runtime}>

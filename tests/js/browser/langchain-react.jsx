@@ -4,7 +4,9 @@
 // &hook=recovery|bare|suspense|suspense-bare (the last two: `useSuspenseStream` and its
 // drop-in, under a Suspense boundary and an error boundary)&transport=sse|websocket&thread=ID (the thread id is kept in the
 // URL, as chat apps do, so a reload shows the run again)&assistant=GRAPH (default
-// EvoScientist). `window.chat.seen()` is what the page shows, for comparing the hooks.
+// EvoScientist). `window.chat.seen()` is what the page shows, for comparing the hooks;
+// `window.chat` also stops and switches threads as the app's own controls would, and each
+// turn's answer is read as answers.js reads it.
 import { useStream, useSuspenseStream } from "@langchain/react";
 import {
   useStreamWithRecovery,
@@ -12,6 +14,8 @@ import {
 } from "@evoscientist/final-answer/langchain-react";
 import { createRoot } from "react-dom/client";
 import { Component, Suspense, useState } from "react";
+
+import { watchAnswers } from "./answers.js";
 
 const params = new URLSearchParams(window.location.search);
 const HOOKS = {
@@ -40,12 +44,12 @@ function Message({ message }) {
   return (
     <div className={`msg msg-${type}`} data-id={message.id}>
       {calls.map((call) => (
-        <div className="tool-call" key={call.id} data-name={call.name}>
+        <div className="tool-call part-tool" key={call.id} data-name={call.name}>
           tool call: {call.name}
         </div>
       ))}
       {type === "tool" ? <div className="tool-result">{text(message.content)}</div> : null}
-      {type !== "tool" ? <div className="text">{text(message.content)}</div> : null}
+      {type !== "tool" ? <div className="text part-text">{text(message.content)}</div> : null}
     </div>
   );
 }
@@ -99,6 +103,15 @@ function Chat({ threadId, setThreadId }) {
   const loading = suspense ? stream.isStreaming : stream.isLoading;
   window.chat = {
     submit: (question) => stream.submit({ messages: [{ type: "human", content: question }] }),
+    stop: () => stream.stop(),
+    loading: () => loading,
+    switchTo: (id) => {
+      setThreadId(id);
+      const url = new URL(window.location.href);
+      if (id) url.searchParams.set("thread", id);
+      else url.searchParams.delete("thread");
+      window.history.replaceState(null, "", url);
+    },
     threadId,
     respond: (value) => stream.respond(value),
     seen: () => ({
@@ -137,4 +150,5 @@ function Chat({ threadId, setThreadId }) {
   );
 }
 
+watchAnswers();
 createRoot(document.getElementById("root")).render(<App />);

@@ -1,0 +1,387 @@
+"""A user's Stop, and a thread switch mid-run, on any chat page in a real browser: pages
+whose ``window.chat`` submits, stops (the page's Stop button), says whether it loads and
+switches threads (``switchTo(id)``, null for a new thread), and whose turns
+tests/js/browser/answers.js reads (``window.answers()``). The server is a real
+``langgraph dev`` serving the paced agent (tests/support/slow_agent_graph.py), so that a
+Stop lands while its run goes on; the page reaches it through the fault proxy, which can
+cut the stopped turn's streams first.
+
+Stop is the user's word: the run is cancelled on the server, the page goes idle, and the
+turn keeps the text it showed at Stop through the next question. Shared by the browser
+modules and their rows of docs/webui-browser-table.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import itertools
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import httpx
+from playwright.async_api import Browser, Page
+from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+from tests.support.browser_langchain import ProtocolProxy
+from tests.support.browser_page import SHOW_WITHIN_S, nth_run, run_end, runs_of, thread_of
+from tests.support.page_timeline import PageTimeline
+from tests.support.proxy import Fault, FaultProxy
+from tests.support.servers import DevServer
+from tests.support.slow_agent_graph import SLOW, SLOW_GRAPH, SLOWER
+
+# Stop → the run no longer running on the server: the issue's bar.
+CANCEL_WITHIN_S = 3.0
+# The answer shown before a Stop mid-answer is pressed.
+ANSWER_CHARS_AT_STOP = 40
+# A Stop row's cut: the streams open once the answer shows, and every reconnect after.
+RECONNECTS_CUT = Fault("cut", 0, times=None)
+MID_ANSWER = "Stop mid-answer"
+SWITCH = "switch to another thread mid-run, come back after its end"
+# Row → seconds from the cut to the Stop (None: no cut, Stop mid-answer).
+STOP_ROWS: dict[str, float | None] = {
+    MID_ANSWER: None,
+    "Stop 1 s after a cut, while recovering": 1.0,
+    "Stop 6 s after a cut, while recovering": 6.0,
+}
+ANSWERS = "() => window.answers()"
+_questions = itertools.count(1)
+
+
+def paced(url_of: Callable[[str], str]) -> Callable[[str], str]:
+    """``url_of`` (a page's URL through a proxy's) asking the paced agent."""
+    return lambda api: f"{url_of(api)}&assistant={SLOW_GRAPH}"
+
+
+def question(pace: str = "") -> str:
+    """A question; ``pace``: ``SLOW`` or ``SLOWER`` (the paced agent's), else quick."""
+    paced = f" {pace}" if pace else ""
+    return f"Stop question {next(_questions):04d}{paced}: which control group fits?"
+
+
+@dataclass
+class Stopped:
+    """One turn the user stopped, and the next question asked after it."""
+
+    turn: int  # the turn's index on the page
+    at_stop: str  # the turn's answer as the page showed it at Stop
+    after_next: str | None  # the same turn once the next question's run ended
+    status: str  # the stopped run's, as the server ended it
+    cancelled_in: float | None  # Stop → the run over on the server; None: not within the bar
+    idle_in: float | None  # Stop → the page not loading; None: not within a second
+    next_exact: bool  # the next question's answer was the route's
+    runs: int  # runs the stopped submit made
+    next_shown: str | None = None  # the next question's answer as shown, for a failure
+
+    @property
+    def kept(self) -> bool:
+        return self.after_next == self.at_stop
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancelled_in is not None and self.status not in (
+            "success",
+            "pending",
+            "running",
+        )
+
+    def verdict(self) -> str:
+        """One cell of the measured table."""
+        shown = len(self.at_stop)
+        after = self.after_next or ""
+        if self.kept:
+            verdict = f"stopped: {shown}/{shown} chars kept"
+        elif after.startswith(self.at_stop):
+            verdict = f"stopped, then more shown: {len(after)} chars ({shown} at Stop)"
+        else:
+            common = len(_common_prefix(after, self.at_stop))
+            verdict = f"stopped: {common}/{shown} chars kept"
+        verdict += ", run cancelled" if self.cancelled else f", run not cancelled ({self.status})"
+        if self.idle_in is None:
+            verdict += "; still loading 1 s after Stop"
+        if not self.next_exact:
+            verdict += "; the next answer not exact"
+        if self.runs > 1:
+            verdict += f" ({self.runs} runs)"
+        return verdict
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+async def _run_status(api: str, thread_id: str, run_id: str) -> str:
+    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
+        response = await http.get(f"/threads/{thread_id}/runs/{run_id}")
+        response.raise_for_status()
+        return str(response.json()["status"])
+
+
+async def _until(check: Callable[[], object], within_s: float) -> float | None:
+    """Seconds until ``await check()`` is truthy, polled every 20 ms; None past ``within_s``."""
+    began = time.monotonic()
+    while time.monotonic() - began <= within_s:
+        if await check():  # type: ignore[misc]
+            return time.monotonic() - began
+        await asyncio.sleep(0.02)
+    return None
+
+
+async def _turns(page: Page) -> list[str]:
+    return list(await page.evaluate(ANSWERS))
+
+
+async def ask_and_stop(
+    page: Page,
+    api: str,
+    proxy: FaultProxy,
+    *,
+    stop_after_cut_s: float | None = None,
+    patience_s: float = 10.0,
+) -> Stopped:
+    """Ask a paced question and press Stop: mid-answer, or ``stop_after_cut_s`` after its
+    streams were cut mid-answer (and every reconnect); then ask a quick next question and
+    read both turns."""
+    stopped = await stop_turn(page, api, proxy, stop_after_cut_s=stop_after_cut_s)
+    (stopped,) = await next_question(page, api, [stopped], patience_s)
+    return stopped
+
+
+async def stop_turn(
+    page: Page,
+    api: str,
+    proxy: FaultProxy,
+    *,
+    stop_after_cut_s: float | None = None,
+    patience_s: float = 10.0,
+) -> Stopped:
+    """Ask a paced question and press Stop: mid-answer, or ``stop_after_cut_s`` after its
+    streams were cut mid-answer (and every reconnect of them: the page is recovering).
+    What the page showed at Stop, how soon the run was over on the server and the page
+    idle; ``after_next`` is left for ``next_question``. A Stop more than a few seconds
+    after the cut asks the slower pace (its run still goes on)."""
+    turn = len(await _turns(page))
+    runs_before = len(await runs_of(api, await thread_of(page))) if turn else 0
+    proxy.arm(Fault())
+    pace = SLOWER if (stop_after_cut_s or 0) > 3 else SLOW
+    await page.evaluate("q => { window.chat.submit(q); }", question(pace))
+    thread_id = await thread_of(page)
+    run_id = await nth_run(api, thread_id, runs_before + 1)
+    await page.wait_for_function(
+        "([t, n]) => (window.answers()[t] ?? '').length >= n",
+        arg=[turn, ANSWER_CHARS_AT_STOP],
+        timeout=patience_s * 3000,
+        polling=20,
+    )
+    if stop_after_cut_s is not None:
+        proxy.arm(RECONNECTS_CUT)
+        assert proxy.cut_open() >= 1, f"no stream open to cut; {vars(proxy.stats)}"
+        await asyncio.sleep(stop_after_cut_s)
+    at_stop = await page.evaluate(
+        "t => { const shown = window.answers()[t] ?? ''; window.chat.stop(); return shown; }", turn
+    )
+    stopped_at = time.monotonic()
+    proxy.arm(Fault())
+
+    async def run_over() -> bool:
+        return await _run_status(api, thread_id, run_id) not in ("pending", "running")
+
+    async def idle() -> bool:
+        return not await page.evaluate("() => window.chat.loading()")
+
+    idle_in = await _until(idle, SHOW_WITHIN_S)
+    cancelled_in = await _until(run_over, max(0.0, stopped_at + CANCEL_WITHIN_S - time.monotonic()))
+    if cancelled_in is not None:
+        cancelled_in = time.monotonic() - stopped_at
+    status = await _run_status(api, thread_id, run_id)
+    runs = len(await runs_of(api, thread_id)) - runs_before
+    return Stopped(turn, at_stop, None, status, cancelled_in, idle_in, False, runs)
+
+
+async def next_question(
+    page: Page, api: str, stopped: list[Stopped], patience_s: float = 10.0
+) -> list[Stopped]:
+    """Ask a quick question once the page is idle: ``stopped`` with what each stopped
+    turn shows once its run ended, and whether its answer was exact."""
+    with contextlib.suppress(PlaywrightTimeout):
+        await page.wait_for_function("() => !window.chat.loading()", timeout=patience_s * 1000)
+    thread_id = await thread_of(page)
+    runs_before = len(await runs_of(api, thread_id))
+    turn = len(await _turns(page))
+    await page.evaluate("q => { window.chat.submit(q); }", question())
+    next_run = await nth_run(api, thread_id, runs_before + 1, patience_s)
+    _, expected, _ = await run_end(api, thread_id, next_run)
+    with contextlib.suppress(PlaywrightTimeout):
+        await page.wait_for_function(
+            "([t, want]) => window.answers()[t] === want",
+            arg=[turn, expected],
+            timeout=patience_s * 1000,
+            polling=20,
+        )
+    await asyncio.sleep(SHOW_WITHIN_S)
+    turns = await _turns(page)
+    shown = turns[turn] if turn < len(turns) else None
+    return [
+        dataclasses.replace(
+            one,
+            after_next=turns[one.turn] if one.turn < len(turns) else None,
+            next_exact=shown == expected,
+            next_shown=shown,
+        )
+        for one in stopped
+    ]
+
+
+@dataclass
+class Switched:
+    """A thread left mid-run and shown again after its run's end."""
+
+    expected: str
+    shown: str | None  # the turn's answer ``SHOW_WITHIN_S`` after coming back
+    delay: float | None  # coming back → the exact answer shown; None: not within patience
+    runs: int
+    left_mid_run: bool  # the run still went on when the page left its thread
+    turns: list[str]  # every turn's answer the thread shows then
+
+    @property
+    def exact(self) -> bool:
+        return self.shown == self.expected
+
+    def verdict(self) -> str:
+        if not self.left_mid_run:
+            return "not measured: the run ended before the page left it"
+        if self.exact and self.delay is not None and self.delay <= SHOW_WITHIN_S:
+            verdict = "exact"
+        elif self.delay is not None:
+            verdict = f"exact {self.delay:.1f} s after coming back"
+        elif not self.shown:
+            verdict = "no answer shown"
+        else:
+            verdict = f"truncated: {len(self.shown)}/{len(self.expected)} chars"
+        return verdict + (f" ({self.runs} runs)" if self.runs > 1 else "")
+
+
+async def switch_away_and_back(page: Page, api: str, patience_s: float = 10.0) -> Switched:
+    """Ask a paced question; once its answer shows, switch to a new thread; after the
+    run's end, come back: what the thread shows then (its turns before included)."""
+    turn = len(await _turns(page))
+    runs_before = len(await runs_of(api, await thread_of(page))) if turn else 0
+    await page.evaluate("q => { window.chat.submit(q); }", question(SLOW))
+    thread_id = await thread_of(page)
+    run_id = await nth_run(api, thread_id, runs_before + 1)
+    await page.wait_for_function(
+        "([t, n]) => (window.answers()[t] ?? '').length >= n",
+        arg=[turn, ANSWER_CHARS_AT_STOP],
+        timeout=patience_s * 3000,
+        polling=20,
+    )
+    await page.evaluate("() => { window.chat.switchTo(null); }")
+    left_mid_run = await _run_status(api, thread_id, run_id) in ("pending", "running")
+    _, expected, _ = await run_end(api, thread_id, run_id)
+    await page.evaluate("id => { window.chat.switchTo(id); }", thread_id)
+    back = time.monotonic()
+    delay: float | None = None
+    with contextlib.suppress(PlaywrightTimeout):
+        await page.wait_for_function(
+            "([t, want]) => window.answers()[t] === want",
+            arg=[turn, expected],
+            timeout=patience_s * 1000,
+            polling=20,
+        )
+        delay = time.monotonic() - back
+    await asyncio.sleep(max(0.0, back + SHOW_WITHIN_S - time.monotonic()))
+    turns = await _turns(page)
+    runs = len(await runs_of(api, thread_id)) - runs_before
+    shown = turns[turn] if turn < len(turns) else None
+    return Switched(expected, shown, delay, runs, left_mid_run, turns)
+
+
+@dataclass
+class Session:
+    """One page through what a user does mid-run: Stop mid-answer, Stop 1 s after a cut,
+    a next question, then a thread left mid-run and shown again after its run's end."""
+
+    stopped: list[Stopped]
+    switched: Switched
+    timeline: PageTimeline | None = None  # the page's requests and sockets, for a failure
+
+    def failures(self) -> list[str]:
+        """What went wrong, for an assertion; empty when the page did all of it right."""
+        wrong = []
+        for one in self.stopped:
+            where = f"turn {one.turn + 1} (stopped)"
+            if not one.at_stop:
+                wrong.append(f"{where}: nothing shown at Stop")
+            if not one.kept:
+                wrong.append(f"{where}: {one.verdict()}")
+            if not one.cancelled:
+                wrong.append(f"{where}: run {one.status}, not cancelled within {CANCEL_WITHIN_S} s")
+            if one.idle_in is None:
+                wrong.append(f"{where}: still loading 1 s after Stop")
+            if one.runs != 1:
+                wrong.append(f"{where}: {one.runs} runs")
+            if not one.next_exact:
+                wrong.append(f"{where}: the next question's answer not exact: {one.next_shown!r}")
+            if one.turn >= len(self.switched.turns) or self.switched.turns[one.turn] != one.at_stop:
+                wrong.append(f"{where}: not as shown at Stop after the thread was shown again")
+        if self.switched.verdict() != "exact":
+            wrong.append(f"thread switch: {self.switched.verdict()}")
+        return wrong
+
+
+async def user_session(page: Page, api: str, proxy: FaultProxy) -> Session:
+    """``Session`` on ``page`` (open, idle, through ``proxy``)."""
+    timeline = PageTimeline(page)
+    first = await stop_turn(page, api, proxy)
+    second = await stop_turn(page, api, proxy, stop_after_cut_s=1.0)
+    stopped = await next_question(page, api, [first, second])
+    return Session(stopped, await switch_away_and_back(page, api), timeline)
+
+
+async def session_on(browser: Browser, url_of: Callable[[str], str], api: DevServer) -> Session:
+    """``user_session`` on the page at ``url_of(proxy_url)`` (asking the paced agent),
+    through a proxy of its own: the answer to give an assertion."""
+    context = await browser.new_context()
+    proxy = await ProtocolProxy(api.port, Fault()).start()
+    try:
+        page = await context.new_page()
+        await page.goto(url_of(proxy.url))
+        await page.wait_for_function("() => window.chat !== undefined && window.answers")
+        return await user_session(page, api.url, proxy)
+    finally:
+        await context.close()
+        await proxy.stop()
+
+
+async def user_rows(
+    browser: Browser, url_of: Callable[[str], str], api: DevServer
+) -> dict[str, str]:
+    """The table's rows for what a user does mid-run (``STOP_ROWS``, ``SWITCH``), each on
+    a fresh page at ``url_of(proxy_url)`` (asking the paced agent): row → cell."""
+
+    async def on_page(do: Callable[[Page, FaultProxy], Awaitable[Stopped | Switched]]) -> str:
+        context = await browser.new_context()
+        proxy = await ProtocolProxy(api.port, Fault()).start()
+        try:
+            page = await context.new_page()
+            await page.goto(url_of(proxy.url))
+            await page.wait_for_function("() => window.chat !== undefined && window.answers")
+            return (await do(page, proxy)).verdict()
+        finally:
+            await context.close()
+            await proxy.stop()
+
+    cells = {}
+    for row, after_cut_s in STOP_ROWS.items():
+        cells[row] = await on_page(
+            lambda page, proxy, s=after_cut_s: ask_and_stop(
+                page, api.url, proxy, stop_after_cut_s=s
+            )
+        )
+    cells[SWITCH] = await on_page(lambda page, proxy: switch_away_and_back(page, api.url))
+    return cells
