@@ -236,6 +236,14 @@ export class StoppedTurns<M extends MessageLike = MessageLike> {
   of(threadId: string | null | undefined): readonly StoppedTurn<M>[];
 }
 
+/**
+ * The turns stopped on pages that read through `client` (a langgraph SDK `Client`): its
+ * `threads.getState`, `threads.get` and `threads.getHistory` carry them from then on, so
+ * an app that shows the thread's state itself after a run keeps a stopped turn's text.
+ * `useStreamWithRecovery` keeps its stopped turns here.
+ */
+export function stoppedTurnsOf<M extends MessageLike = MessageLike>(client: unknown, messagesKey?: string): StoppedTurns<M>;
+
 export function joinPathFromHeaders(headers: Headers, baseUrl: string): string | null;
 export function newRequestId(): string;
 export function backoffMs(attempt: number): number;

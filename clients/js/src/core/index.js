@@ -38,5 +38,6 @@ export {
   streamWithRecovery,
 } from "./stream.js";
 export { StoppedTurns, stoppedTurn, withStoppedTurns } from "./stopped.js";
+export { stoppedTurnsOf } from "./stopped-reads.js";
 export { answerText, contentText, mergeContent, splitThink } from "./text.js";
 export { applyAnswers, replaceText, withFinalAnswer } from "./messages.js";

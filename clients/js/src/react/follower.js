@@ -35,8 +35,9 @@ export class RunFollower extends RouteFollower {
     // this.final: {run, runId, threadId, answer, values}
     // this.config: {apiUrl, headers, maxWaitMs, client, storage, stop, messagesKey}
     this.stopping = false;
-    // The turns the user stopped, per thread, as shown at Stop (core/stopped.js); the
-    // messages the view last showed; the cancel of the run last stopped, under way.
+    // The turns the user stopped, per thread, as shown at Stop (core/stopped.js; the hook
+    // puts its client's here: core/stopped-reads.js); the messages the view last showed;
+    // the cancel of the run last stopped, under way.
     this.stopped = new StoppedTurns();
     this.shown = [];
     this.cancelling = null;

@@ -14,6 +14,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 
 import { routeHeaders } from "../core/follow.js";
 import { exactlyOnceFetch, withExactlyOnce } from "../core/once.js";
+import { stoppedTurnsOf } from "../core/stopped-reads.js";
 import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "../core/settle.js";
 import { newRequestId } from "../core/stream.js";
 import { RunFollower, runStorage } from "./follower.js";
@@ -58,6 +59,9 @@ export function useStreamWithRecovery(options) {
       }),
     [options.client, options.apiKey, options.apiUrl, options.callerOptions, options.defaultHeaders],
   );
+  // The turns the user stopped live with the client: what the app reads of its threads
+  // through it (a WebUI's own state read after a run) carries them too.
+  follower.stopped = stoppedTurnsOf(client, options.messagesKey ?? "messages");
   const ownHistory = useThreadHistory(client, threadId, historyLimit(options.fetchStateHistory), {
     enabled: options.thread == null,
     skipFetch: () => follower.run !== null && follower.run.streaming,
