@@ -10,7 +10,11 @@ rejoin, and before the POST's response. Adopted, every turn ends finished on the
 exact text with one run per request (node asserts it); bare is measured and reported
 (docs/front-ends/copilotkit.md). Then the same without a cut (the drop-in sends what
 LangGraphAgent sends; a failed run ends on the route's error), and a CopilotKit page
-(@copilotkit/react-core) in Debian's chromium through a cut mid-answer.
+(@copilotkit/react-core) in Debian's chromium (tests/support/browser_copilotkit.py):
+through a cut mid-answer, and through what a user does mid-run on the adopted page (Stop
+mid-answer, Stop while a cut is being recovered, a thread switch). With
+``EVOSCIENTIST_BROWSER_TABLE`` set, the page's bare and adopted columns of
+docs/webui-browser-table.md are measured.
 """
 
 from __future__ import annotations
@@ -19,37 +23,46 @@ import asyncio
 import json
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import pytest_asyncio
+from playwright.async_api import Browser
 
-from tests.support import jstools
-from tests.support.browser_page import headless_chromium
-from tests.support.proxy import Fault, FaultProxy, measure_stream_bytes
-from tests.support.servers import DevServer, langgraph_dev, new_thread
+from tests.support import browser_copilotkit as ck
+from tests.support import browser_stop, jstools
+from tests.support import browser_table as table
+from tests.support.browser_copilotkit import (
+    MID,
+    PROOF,
+    RUN_POST,
+    RUN_STREAMS,
+    PageRuntime,
+    PageServer,
+    healthy_stream_bytes,
+)
+from tests.support.browser_turns import PATIENCE_S, ask, cell
+from tests.support.proxy import Fault, FaultProxy
+from tests.support.servers import DevServer, langgraph_dev
+from tests.support.slow_agent_graph import SLOW_GRAPH
+from tests.support.slow_agent_graph import SPEC as SLOW_SPEC
 
-pytestmark = pytest.mark.e2e
+# The page's tests share the session's Chromium (tests/js/conftest.py), bound to its loop.
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="session")]
 
-PROOF = jstools.REPO / "tests" / "js" / "copilotkit"
-ASSISTANT = "EvoScientist"
 SERVER_ENV = {"EVOSCIENTIST_OFFLINE_TOKEN_DELAY": "0.01"}
 NODE_TIMEOUT = 300.0
-# LangGraphAgent's own stream request: its default stream modes, with subgraphs.
-AGENT_STREAM = {
-    "stream_mode": ["events", "values", "updates", "messages-tuple"],
-    "stream_subgraphs": True,
-}
-BASELINE_QUESTION = "What is a control group?"  # the first question the node test asks
-MID = 0.7  # of a healthy stream's bytes: inside the answer's tokens (they run ~33-95 %)
-RUN_STREAMS = ("/runs/stream", "/stream")
-# passthrough.test.mjs's graphs, beside the project's agent (graph id → repo-relative spec).
+# The graphs beside the project's agent (graph id → repo-relative spec): passthrough.test.mjs's,
+# and the paced agent the page asks (a "(slow)" question is answered slowly, so that a Stop
+# or a thread switch lands mid-run; any other at the server's pace).
 PASSTHROUGH_GRAPHS = {
     "interrupt": "tests/support/interrupt_graph.py:graph",
     "failing": "tests/support/failing_graph.py:graph",
 }
+GRAPHS = {**PASSTHROUGH_GRAPHS, SLOW_GRAPH: SLOW_SPEC}
 
 
 # The agent classes each cut is put to (tests/js/copilotkit/runtime.mjs's AGENTS): bare and
@@ -84,17 +97,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     proof_node()
     root = tmp_path_factory.mktemp("copilotkit")
     with langgraph_dev(
-        root / "work", root / "data", env=SERVER_ENV, extra_graphs=PASSTHROUGH_GRAPHS
+        root / "work", root / "data", env=SERVER_ENV, extra_graphs=GRAPHS
     ) as started:
         yield started
 
 
-async def _agent_stream_bytes(server: DevServer) -> int:
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def stream_bytes(server: DevServer) -> int:
     """Bytes of one healthy run stream with LangGraphAgent's stream modes."""
-    thread_id = await new_thread(server.url)
-    return await measure_stream_bytes(
-        server.port, thread_id, ASSISTANT, BASELINE_QUESTION, AGENT_STREAM
-    )
+    return await healthy_stream_bytes(server)
 
 
 async def _run_node(node: str, test_file: str, env: dict[str, str]) -> tuple[int, str]:
@@ -133,10 +144,11 @@ def _bare_ending(result: dict[str, Any]) -> str:
     return "; ".join(endings) + f"; {result['runs']} run(s)"
 
 
-async def test_copilot_runtime_through_every_cut(server: DevServer, tmp_path: Path) -> None:
+async def test_copilot_runtime_through_every_cut(
+    server: DevServer, stream_bytes: int, tmp_path: Path
+) -> None:
     node = proof_node()
-    total = await _agent_stream_bytes(server)
-    faults = cuts(total)
+    faults = cuts(stream_bytes)
     proxies: dict[str, FaultProxy] = {}
     try:
         spec: dict[str, dict[str, Any]] = {}
@@ -171,7 +183,7 @@ async def test_copilot_runtime_through_every_cut(server: DevServer, tmp_path: Pa
         name: _bare_ending(entry["bare"]) for name, entry in report.items() if "bare" in entry
     }
     context = (
-        f"baseline {total} B\nbare: {json.dumps(figures, indent=1)}\n"
+        f"baseline {stream_bytes} B\nbare: {json.dumps(figures, indent=1)}\n"
         f"report: {json.dumps(report)}\nproxies: {json.dumps(stats)}\n--- node ---\n{output}"
     )
     print(context)  # shown with -s, and by pytest on failure
@@ -209,77 +221,76 @@ async def test_without_a_cut_the_drop_in_sends_what_langgraph_agent_sends(
     assert "# pass 3" in output and "# fail 0" in output, output
 
 
-PAGE_TIMEOUT_MS = 120_000
+# ---- a CopilotKit page in Chromium (tests/support/browser_copilotkit.py)
+
 ASK = "q => { window.chat.ask(q); }"
 ENDED = "() => !['idle', 'running'].includes(document.querySelector('#status').textContent)"
+KINDS = ("bare", "adopted")
+
+
+@pytest.fixture(scope="module")
+def page_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    node = proof_node()
+    jstools.chromium()  # before the page's build: there must be a browser to run it
+    return ck.build_page(node, tmp_path_factory.mktemp("copilotkit-page"))
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def pages(
+    page_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[PageServer]:
+    """The page's runtimes, in one node process (its log, the bare run's verifier errors
+    among it, kept beside the page)."""
+    log = tmp_path_factory.mktemp("copilotkit-serve") / "serve.log"
+    async with PageServer.running(proof_node(), page_dir, log) as running:
+        yield running
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def runtimes(pages: PageServer, server: DevServer) -> AsyncIterator[dict[str, PageRuntime]]:
+    """A runtime per agent class, bare and adopted, asking the paced agent through a proxy
+    of its own (each test arms it with its fault)."""
+    proxies = {kind: await jstools.OneRequestProxy(server.port, Fault()).start() for kind in KINDS}
+    try:
+        yield {kind: await pages.runtime(kind, proxies[kind], SLOW_GRAPH) for kind in KINDS}
+    finally:
+        for proxy in proxies.values():
+            await proxy.stop()
+
+
+async def _one_turn_through(
+    browser: Browser, server: DevServer, runtime: PageRuntime, fault: Fault
+) -> dict[str, Any]:
+    """One question on the page through ``fault``: how its AG-UI run ended, what it shows."""
+    runtime.proxy.arm(fault)
+    try:
+        async with ck.on_page(browser, runtime.page_url()) as page:
+            await page.evaluate(ASK, ck.BASELINE_QUESTION)
+            await page.wait_for_function(ENDED, timeout=PATIENCE_S * 3000)
+            thread_id = await page.evaluate("() => document.querySelector('#chat').dataset.thread")
+            return {
+                "status": await page.text_content("#status"),
+                "answer": await page.text_content("#answer"),
+                "route": await _route_text(server, thread_id),
+                "runs": len(await _runs(server, thread_id)),
+                "fired": runtime.proxy.stats.fired,
+            }
+    finally:
+        runtime.proxy.arm(Fault())
 
 
 async def test_a_copilotkit_page_in_chromium_through_a_cut(
-    server: DevServer, tmp_path: Path
+    browser: Browser, server: DevServer, runtimes: dict[str, PageRuntime], stream_bytes: int
 ) -> None:
     """@copilotkit/react-core's provider and ``useAgent`` in Debian's chromium, against
     the runtime, the run's stream cut mid-answer between runtime and server: bare, the
     page ends on an error; adopted, finished on the route's exact text, one run."""
-    node = proof_node()
-    jstools.chromium()  # before the page's build: there must be a browser to run it
-    page_dir = tmp_path / "page"
-    build = await asyncio.create_subprocess_exec(
-        node, "page/build.mjs", str(page_dir), cwd=PROOF, stderr=asyncio.subprocess.PIPE
+    fault = Fault("cut", int(MID * stream_bytes), match=RUN_POST)
+    # Side by side: each page on its own runtime, proxy and thread.
+    ended = await asyncio.gather(
+        *(_one_turn_through(browser, server, runtimes[kind], fault) for kind in KINDS)
     )
-    _, errors = await build.communicate()
-    assert build.returncode == 0, errors.decode(errors="replace")
-    total = await _agent_stream_bytes(server)
-    fault = Fault("cut", int(MID * total), match=("/runs/stream",))
-    proxies = {
-        name: await jstools.OneRequestProxy(server.port, fault).start() for name in EVERY_CUT
-    }
-    specs = {name: {"agent": name, "deploymentUrl": p.url} for name, p in proxies.items()}
-    # The runtime's log (the bare run's verifier error among it), kept for a failure.
-    log = (tmp_path / "serve.log").open("wb")
-    serving = await asyncio.create_subprocess_exec(
-        node,
-        "--import",
-        "./resolve.mjs",
-        "page/serve.mjs",
-        cwd=PROOF,
-        env={
-            **os.environ,
-            "COPILOTKIT_TELEMETRY_DISABLED": "true",
-            "EVOSCI_CK_PAGE_AGENTS": json.dumps(specs),
-            "EVOSCI_CK_PAGE_DIR": str(page_dir),
-        },
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=log,
-    )
-    assert serving.stdin is not None and serving.stdout is not None
-    shown: dict[str, dict[str, Any]] = {}
-    try:
-        runtimes = json.loads(await asyncio.wait_for(serving.stdout.readline(), 120))
-        async with headless_chromium() as browser:
-            for name, runtime in runtimes.items():
-                thread_id = await new_thread(server.url)
-                page = await browser.new_page()
-                await page.goto(
-                    f"{runtime['origin']}/page/?runtime={runtime['url']}"
-                    f"&agent={ASSISTANT}&thread={thread_id}"
-                )
-                await page.wait_for_function("() => window.chat", timeout=PAGE_TIMEOUT_MS)
-                await page.evaluate(ASK, BASELINE_QUESTION)
-                await page.wait_for_function(ENDED, timeout=PAGE_TIMEOUT_MS)
-                shown[name] = {
-                    "status": await page.text_content("#status"),
-                    "answer": await page.text_content("#answer"),
-                    "route": await _route_text(server, thread_id),
-                    "runs": len(await _runs(server, thread_id)),
-                }
-                await page.close()
-    finally:
-        serving.stdin.close()
-        await asyncio.wait_for(serving.wait(), 30)
-        log.close()
-        for proxy in proxies.values():
-            await proxy.stop()
+    shown = dict(zip(KINDS, ended, strict=True))
     context = json.dumps(
         {
             n: {**v, "answer": len(v["answer"] or ""), "route": len(v["route"])}
@@ -287,14 +298,31 @@ async def test_a_copilotkit_page_in_chromium_through_a_cut(
         }
     )
     print(context)
-    for name, proxy in proxies.items():
-        assert proxy.stats.fired == 1, f"{name}: the cut did not break the run's stream; {context}"
+    for kind in KINDS:
+        assert shown[kind]["fired"] == 1, (
+            f"{kind}: the cut did not break the run's stream; {context}"
+        )
     adopted = shown["adopted"]
     assert adopted["status"] == "finished", context
     assert adopted["answer"] == adopted["route"], context
     assert adopted["runs"] == 1, context
     bare = shown["bare"]
     assert not (bare["status"] == "finished" and bare["answer"] == bare["route"]), context
+
+
+async def test_stop_and_a_thread_switch_on_the_adopted_page(
+    browser: Browser, server: DevServer, runtimes: dict[str, PageRuntime]
+) -> None:
+    """One page, as a user goes: Stop mid-answer, Stop 1 s after a cut (the drop-in
+    following the run), a next question, then a thread left mid-run and shown again after
+    its run's end. Each stopped run is cancelled within 3 s and its turn keeps the text shown
+    at Stop; the next answer is exact; one run per submit (tests/support/browser_stop.py)."""
+    runtime = runtimes["adopted"]
+    async with ck.on_page(browser, runtime.page_url()) as page:
+        session = await browser_stop.user_session(page, server.url, runtime.proxy)
+    runtime.proxy.arm(Fault())
+    print(session)
+    assert not session.failures(), f"{session.failures()}; {session!r}"
 
 
 async def _route_text(server: DevServer, thread_id: str) -> str:
@@ -315,15 +343,103 @@ async def _runs(server: DevServer, thread_id: str) -> list[dict[str, Any]]:
         return runs
 
 
-def test_the_declarations_typecheck_against_the_real_packages() -> None:
+async def test_the_declarations_typecheck_against_the_real_packages() -> None:
     """tsc on tests/js/copilotkit/types.ts: types/ag-ui.d.ts as a runtime's route uses it,
     @ag-ui/langgraph's and @copilotkit/runtime's own declarations beneath it."""
     node = proof_node()
     tsc = jstools.NODE_MODULES / "typescript" / "bin" / "tsc"
-    result = subprocess.run(
+    # Async (in a thread) as the module's other tests are: they share the session's loop.
+    result = await asyncio.to_thread(
+        subprocess.run,
         [node, str(tsc), "--noEmit", "-p", str(PROOF)],
         capture_output=True,
         text=True,
         timeout=180,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# ---- the measured table (docs/webui-browser-table.md): CopilotKit's columns
+
+TABLE = os.environ.get("EVOSCIENTIST_BROWSER_TABLE")
+COLUMNS = {"bare": "bare", "+ recovery": "adopted"}
+RESTART = "server restarted mid-run"
+
+
+async def _fault_cell(
+    browser: Browser, runtime: PageRuntime, server: DevServer, row: ck.Row, stream_bytes: int
+) -> str:
+    runtime.proxy.arm(row.fault(stream_bytes))
+    try:
+        async with ck.on_page(browser, runtime.page_url()) as page:
+            if row.reload_after_s is None:
+                turns = await ask(page, server.url, row.turns)
+            else:
+                turns = [await ck.reload_turn(page, server.url, row.reload_after_s, PATIENCE_S)]
+    finally:
+        runtime.proxy.arm(Fault())
+    return cell(turns)
+
+
+async def _stop_cell(
+    browser: Browser, runtime: PageRuntime, server: DevServer, after_cut_s: float | None
+) -> str:
+    async with ck.on_page(browser, runtime.page_url()) as page:
+        stopped = await browser_stop.ask_and_stop(
+            page, server.url, runtime.proxy, stop_after_cut_s=after_cut_s
+        )
+    runtime.proxy.arm(Fault())
+    return stopped.verdict()
+
+
+async def _switch_cell(browser: Browser, runtime: PageRuntime, server: DevServer) -> str:
+    async with ck.on_page(browser, runtime.page_url()) as page:
+        return (await browser_stop.switch_away_and_back(page, server.url)).verdict()
+
+
+def _proof_version(*names: str) -> str:
+    path = PROOF.joinpath("node_modules", *names, "package.json")
+    return str(json.loads(path.read_text())["version"])
+
+
+@pytest.mark.skipif(not TABLE, reason="EVOSCIENTIST_BROWSER_TABLE not set")
+async def test_measure_the_browser_table(
+    browser: Browser,
+    server: DevServer,
+    pages: PageServer,
+    runtimes: dict[str, PageRuntime],
+    stream_bytes: int,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Every row on the CopilotKit page, bare and adopted, the cut between the runtime
+    and the server, merged into the table as the CopilotKit group."""
+    assert TABLE is not None
+    rows: dict[str, dict[str, str]] = {}
+    for name, row in ck.FAULT_ROWS.items():
+        rows[name] = {
+            column: await _fault_cell(browser, runtimes[kind], server, row, stream_bytes)
+            for column, kind in COLUMNS.items()
+        }
+    rows[RESTART] = {}
+    for column, kind in COLUMNS.items():
+        root = tmp_path_factory.mktemp(f"table-restart-{kind}")
+        turn = await ck.restart_mid_run(browser, pages, kind, root, SERVER_ENV, GRAPHS)
+        rows[RESTART][column] = cell([turn])
+    for name, after_cut_s in browser_stop.STOP_ROWS.items():
+        rows[name] = {
+            column: await _stop_cell(browser, runtimes[kind], server, after_cut_s)
+            for column, kind in COLUMNS.items()
+        }
+    rows[browser_stop.SWITCH] = {
+        column: await _switch_cell(browser, runtimes[kind], server)
+        for column, kind in COLUMNS.items()
+    }
+    measured_on = (
+        f"@copilotkit/react-core {_proof_version('@copilotkit', 'react-core')} in the browser,"
+        f" @copilotkit/runtime {_proof_version('@copilotkit', 'runtime')} with"
+        f" @ag-ui/langgraph {_proof_version('@ag-ui', 'langgraph')} (`LangGraphAgent`; the"
+        " cut between the runtime and the server), @ag-ui/client"
+        f" {_proof_version('@ag-ui', 'client')}, {table.environment(browser)}"
+    )
+    print(table.record(TABLE, table.COPILOTKIT, measured_on, rows))
+    table.assert_recovery_exact(rows, ["+ recovery"])

@@ -24,10 +24,13 @@ export interface FinalAnswerAgentConfig extends LangGraphAgentConfig {
 
 /**
  * @ag-ui/langgraph's `LangGraphAgent`, constructed with the same options: a run whose
- * stream ends early (cut, failed, rejoin refused) is followed through the final-answer
- * route until it settles, then ends on the settled state with the route's text
- * (`MESSAGES_SNAPSHOT`, then `RUN_FINISHED`), or with `RUN_ERROR` carrying the route's
- * error when the run failed or was lost. Run submits are exactly-once.
+ * stream ends early (cut, failed, rejoin refused) or stalls is followed through the
+ * final-answer route until it settles, then ends on the settled state with the route's
+ * text (`MESSAGES_SNAPSHOT`, then `RUN_FINISHED`), or with `RUN_ERROR` carrying the
+ * route's error when the run failed or was lost. Run submits are exactly-once. Its
+ * `abortRun()` (the runtime's Stop) cancels the run on the server, ends the AG-UI run
+ * with `RUN_FINISHED` where the client's text stopped, and keeps that turn in the
+ * thread's later `MESSAGES_SNAPSHOT`s, on every clone of the agent.
  */
 export declare class LangGraphAgent extends BaseLangGraphAgent {
   constructor(config: FinalAnswerAgentConfig);

@@ -7,21 +7,34 @@
 // on the truncated state of a run that is still executing. A stream that throws fails
 // the observable instead, and an `error` event is followed by `RUN_FINISHED` as well.
 //
-// Here the stream LangGraphAgent iterates is the SDK's, followed: when it ends or fails
-// (or says `error`), the run is followed through the final-answer route (`wait=`
-// long-polls) until the route says it settled. Then LangGraphAgent's own ending runs on
-// the settled state, after the text events the client still needs; or, when the run
-// failed or was lost, `RUN_ERROR` with the route's error ends the AG-UI run and nothing
-// follows it. Every event the stream carries passes through as LangGraphAgent makes it.
+// Here the stream LangGraphAgent iterates is the SDK's, followed: from the moment the run
+// has an id it is followed through the final-answer route too (`wait=` long-polls), and
+// when the stream ends or fails (or says `error`), or is still open but silent after the
+// route said the run is over (stalled, or the SDK waiting to rejoin a cut), the route's
+// settled answer ends the run. LangGraphAgent's own ending then runs on the settled state,
+// after the text events the client still needs; or, when the run failed or was lost,
+// `RUN_ERROR` with the route's error ends the AG-UI run and nothing follows it. Every
+// event the stream carries passes through as LangGraphAgent makes it.
 // The run's submit is tagged with a request id and sent through `exactlyOnceFetch`, so a
 // POST cut before its response joins the run it made instead of making a second.
+//
+// Stop is the user's word (`abortRun`, the runtime's `/stop`): nothing more of the run
+// reaches the client, the run is cancelled on the server (by the id the stream named, else
+// found by the submit's tag), and the AG-UI run ends cleanly: the open text message and
+// tool call are ended where the client's text stopped, then LangGraphAgent's ending
+// (snapshots, `RUN_FINISHED`). The turn as the client got it is kept per thread, on every
+// clone the runtime makes of the agent, and every later `MESSAGES_SNAPSHOT` of that thread
+// shows it: a cancelled node writes no message, so the thread's state has none of it.
 
+import { cancelStoppedRun } from "../core/cancel.js";
 import { describe, RunGone, ThreadGone } from "../core/errors.js";
+import { STREAM_GRACE_MS } from "../core/follow.js";
 import { withExactlyOnce } from "../core/once.js";
 import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY, findRun, settleFinalAnswer } from "../core/settle.js";
+import { StoppedTurns, withStoppedTurns } from "../core/stopped.js";
 import { newRequestId } from "../core/stream.js";
 import { TextLedger } from "./ledger.js";
-import { withAnswerText } from "./messages.js";
+import { shownMessages, withAnswerText } from "./messages.js";
 
 /** Thrown into LangGraphAgent's loop once `RUN_ERROR` has ended the AG-UI run. */
 const ENDED = Symbol("@evoscientist/final-answer/ag-ui: the run ended with RUN_ERROR");
@@ -58,12 +71,17 @@ export function withFinalAnswer(Base) {
     constructor(config) {
       super(config);
       withExactlyOnce(this.client);
+      /** The turns the user stopped, per thread (`StoppedTurns`). */
+      this.stoppedTurns = new StoppedTurns();
     }
 
     clone() {
       // LangGraphAgent's clone makes a new SDK client unless the app gave one.
       const copy = super.clone();
       withExactlyOnce(copy.client);
+      // The runtime runs and stops each request on a clone of the agent it was given: a
+      // turn stopped on one is shown by the next one's snapshots.
+      copy.stoppedTurns = this.stoppedTurns;
       return copy;
     }
 
@@ -86,11 +104,16 @@ export function withFinalAnswer(Base) {
       const run = {
         requestId: newRequestId(),
         runId: null,
-        controller: new AbortController(),
+        threadId: input.threadId,
+        controller: new AbortController(), // aborted by the user's Stop
+        request: new AbortController(), // the SDK's request, aborted once it is left
+        follow: null, // the route's answer, followed beside the stream (`followAnswer`)
         text: new TextLedger(),
         answer: null,
       };
       this.finalAnswerRun = run;
+      // Stopped before the run was asked for (the runtime's stop came first).
+      if (this.cancelRequested) this.stop(run);
       // LangGraphAgent passes `forwardedProps` on to `client.runs.stream`'s payload.
       const props = input.forwardedProps ?? {};
       const forwardedProps = {
@@ -103,6 +126,8 @@ export function withFinalAnswer(Base) {
           if (created && created.run_id) run.runId ??= created.run_id;
           return props.onRunCreated?.(created);
         },
+        // A stream left (a Stop, or silent once the run is over) ends the SDK's request.
+        signal: run.request.signal,
       };
       return super.prepareStream({ ...input, forwardedProps }, streamMode);
     }
@@ -119,8 +144,12 @@ export function withFinalAnswer(Base) {
 
     dispatchEvent(event) {
       const run = this.finalAnswerRun;
-      if (run && run.answer && event && event.type === "MESSAGES_SNAPSHOT") {
-        event = { ...event, messages: withAnswerText(event.messages, run.answer) };
+      if (event && event.type === "MESSAGES_SNAPSHOT") {
+        let { messages } = event;
+        if (run && run.answer) messages = withAnswerText(messages, run.answer);
+        const threadId = run?.threadId ?? this.activeRun?.threadId ?? this.threadId;
+        messages = withStoppedTurns(messages, this.stoppedTurns.of(threadId));
+        if (messages !== event.messages) event = { ...event, messages };
       }
       const sent = super.dispatchEvent(event);
       if (run && sent !== false) run.text.record(event);
@@ -128,21 +157,54 @@ export function withFinalAnswer(Base) {
     }
 
     abortRun() {
-      this.finalAnswerRun?.controller.abort();
+      const run = this.finalAnswerRun;
+      if (run) this.stop(run);
+      // LangGraphAgent would cancel `activeRun.id`, which is the AG-UI run's id until the
+      // stream names the server's: the Stop's cancel is `stop`'s, by the right id.
+      this.cancelSent = true;
       return super.abortRun();
     }
 
     /**
-     * The SDK's run stream, passed through part by part; after its end (or failure, or
-     * `error` part), the run followed to its settled answer. Returns to LangGraphAgent's
-     * ending when the run succeeded or was interrupted; otherwise ends the AG-UI run with
-     * `RUN_ERROR` and throws `ENDED`.
+     * The user's Stop: nothing more of `run` is passed on, the turn as the client got it
+     * is kept, and the run is cancelled on the server (found by its tag when no response
+     * named it). Once per run; a run already settled (its ending under way) is over.
+     */
+    stop(run) {
+      if (run.controller.signal.aborted || run.answer) return;
+      run.controller.abort();
+      run.request.abort();
+      this.stoppedTurns.stop(run.threadId, shownMessages(this.messages, run.text));
+      const options = this.finalAnswerOptions();
+      // Not awaited: the page goes idle at once; the cancel never rejects.
+      void cancelStoppedRun({
+        threadId: run.threadId,
+        runId: run.runId,
+        requestId: run.requestId,
+        cancel: (threadId, runId) => this.client.runs.cancel(threadId, runId, true),
+        find: { url: options.apiUrl, headers: options.headers, fetchImpl: options.fetch },
+      });
+    }
+
+    /**
+     * The SDK's run stream, passed through part by part until it ends, fails, says
+     * `error`, or is silent once the route said the run is over; then the run's settled
+     * answer. Returns to LangGraphAgent's ending when the run succeeded or was
+     * interrupted (or the user stopped it); otherwise ends the AG-UI run with `RUN_ERROR`
+     * and throws `ENDED`.
      */
     async *followRun(stream, threadId, run, shut) {
+      const { signal } = run.controller;
+      const options = this.finalAnswerOptions();
+      // Followed beside the stream from the moment the run has an id.
+      const runOver = () => {
+        if (run.follow === null && run.runId) run.follow = followAnswer(threadId, run, options);
+        return run.follow?.over ?? null;
+      };
       let failure = null;
       let errorPart = null;
       try {
-        for await (const part of stream) {
+        for await (const part of partsOf(stream, signal, runOver, () => run.request.abort())) {
           if (part && part.event === "metadata" && part.data && part.data.run_id) {
             run.runId ??= part.data.run_id;
           }
@@ -153,44 +215,44 @@ export function withFinalAnswer(Base) {
           yield part;
         }
       } catch (error) {
-        if (this.cancelRequested || run.controller.signal.aborted) throw error;
         failure = error;
       }
-      if (this.cancelRequested || run.controller.signal.aborted) return; // the app stopped it
-      const options = this.finalAnswerOptions();
-      const { signal } = run.controller;
-      let answer;
+      if (signal.aborted) return this.endShownText(run);
+      let answer = run.follow ? await run.follow.answer : null;
+      if (signal.aborted) return this.endShownText(run);
       try {
-        const runId =
-          run.runId ??
-          (await findRun({
-            url: options.apiUrl,
+        if (!answer) {
+          const runId =
+            run.runId ??
+            (await findRun({
+              url: options.apiUrl,
+              threadId,
+              requestId: run.requestId,
+              headers: options.headers,
+              fetchImpl: options.fetch,
+              signal,
+            }));
+          if (!runId) {
+            // The server made no run: nothing to follow.
+            if (failure) throw failure;
+            if (errorPart) this.endWithError(shut, errorMessage(errorPart.data), "run_failed");
+            return;
+          }
+          run.runId = runId;
+          answer = await settleFinalAnswer({
+            apiUrl: options.apiUrl,
             threadId,
-            requestId: run.requestId,
+            runId,
             headers: options.headers,
-            fetchImpl: options.fetch,
+            maxWaitMs: options.maxWaitMs,
+            fetch: options.fetch,
             signal,
-          }));
-        if (!runId) {
-          // The server made no run: nothing to follow.
-          if (failure) throw failure;
-          if (errorPart) this.endWithError(shut, errorMessage(errorPart.data), "run_failed");
-          return;
+          });
         }
-        run.runId = runId;
-        answer = await settleFinalAnswer({
-          apiUrl: options.apiUrl,
-          threadId,
-          runId,
-          headers: options.headers,
-          maxWaitMs: options.maxWaitMs,
-          fetch: options.fetch,
-          signal,
-        });
       } catch (error) {
         if (error === ENDED) throw error;
-        // The app stopped the run meanwhile: LangGraphAgent ends it as it ends a stop.
-        if (signal.aborted) return;
+        // The user stopped the run meanwhile: LangGraphAgent ends it where the text stopped.
+        if (signal.aborted) return this.endShownText(run);
         this.endWithError(shut, describe(error), followErrorCode(error));
       }
       if (!answer.complete) {
@@ -207,12 +269,25 @@ export function withFinalAnswer(Base) {
 
     /** Ends the client's open text and tool call, the answer's text made whole first. */
     completeText(run, answer) {
+      this.endOpen(run.text.completion(answer));
+    }
+
+    /**
+     * Ends the client's open text and tool call where they stopped (a Stop), so that
+     * LangGraphAgent's `RUN_FINISHED` passes the event verifier.
+     */
+    endShownText(run) {
+      this.endOpen(run.text.open().map((messageId) => ({ type: "TEXT_MESSAGE_END", messageId })));
+    }
+
+    /** The open tool call's end, then `textEvents`; LangGraphAgent's message in progress cleared. */
+    endOpen(textEvents) {
       const activeId = this.activeRun?.id;
       const progress = activeId != null ? this.messagesInProcess?.[activeId] : null;
       if (progress && progress.toolCallId) {
         this.dispatchEvent({ type: "TOOL_CALL_END", toolCallId: progress.toolCallId });
       }
-      for (const event of run.text.completion(answer)) this.dispatchEvent(event);
+      for (const event of textEvents) this.dispatchEvent(event);
       if (activeId != null && this.messagesInProcess) this.messagesInProcess[activeId] = null;
     }
 
@@ -223,6 +298,81 @@ export function withFinalAnswer(Base) {
       throw ENDED;
     }
   };
+}
+
+/**
+ * The route's answer for `run`, followed beside its stream: `answer` (the settled answer,
+ * or null when the route could not be followed or the user stopped the run) and `over`,
+ * which resolves once the route says the run is over (never otherwise).
+ */
+function followAnswer(threadId, run, options) {
+  const answer = settleFinalAnswer({
+    apiUrl: options.apiUrl,
+    threadId,
+    runId: run.runId,
+    headers: options.headers,
+    maxWaitMs: options.maxWaitMs,
+    fetch: options.fetch,
+    signal: run.controller.signal,
+  }).catch(() => null);
+  const over = answer.then((settled) => (settled && settled.complete ? undefined : NEVER));
+  return { answer, over };
+}
+
+const NEVER = new Promise(() => {});
+const STOPPED = Symbol("stopped");
+const SILENT = Symbol("silent");
+
+function pause(ms) {
+  return new Promise((resolve) => {
+    setTimeout(resolve, ms);
+  });
+}
+
+/**
+ * `stream`'s parts as they come, until the user stops the run (`signal`, at once: a
+ * stream being rejoined may send nothing for a while), or, once `runOver()` (a promise,
+ * null while there is none yet) resolved, the stream sends nothing for
+ * `STREAM_GRACE_MS`: still open then, it is stalled or waiting to rejoin a cut. A stream
+ * left before its end is closed, and `leave()` called (to end its request).
+ */
+async function* partsOf(stream, signal, runOver, leave) {
+  const iterator = stream[Symbol.asyncIterator]();
+  const stopped = new Promise((resolve) => {
+    if (signal.aborted) resolve(STOPPED);
+    else signal.addEventListener("abort", () => resolve(STOPPED), { once: true });
+  });
+  let over = false;
+  let silent = null; // resolves SILENT once the stream was silent long enough after the run's end
+  let ended = false;
+  try {
+    while (!signal.aborted) {
+      const settled = silent === null ? runOver() : null;
+      if (settled) {
+        silent = settled.then(() => {
+          over = true;
+          return pause(STREAM_GRACE_MS).then(() => SILENT);
+        });
+      }
+      const contenders = [iterator.next(), stopped];
+      if (silent) contenders.push(silent);
+      const next = await Promise.race(contenders);
+      if (next === STOPPED || next === SILENT) return;
+      if (next.done) {
+        ended = true;
+        return;
+      }
+      // Past the run's end, every part the stream still brings (a backlog being read)
+      // gives it another grace.
+      if (over) silent = pause(STREAM_GRACE_MS).then(() => SILENT);
+      yield next.value;
+    }
+  } finally {
+    if (!ended) {
+      leave();
+      Promise.resolve(iterator.return?.()).catch(() => {});
+    }
+  }
 }
 
 function errorMessage(data) {

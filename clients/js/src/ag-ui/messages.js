@@ -1,6 +1,7 @@
 // The route's text in an AG-UI `MESSAGES_SNAPSHOT`: the snapshot LangGraphAgent builds from
 // the thread's state keeps every message (ids, tool calls, tool results) and shows, in the
-// answer message, the answer as the route reads it (reasoning excluded).
+// answer message, the answer as the route reads it (reasoning excluded). And the messages
+// as the client was sent them, for a turn the user stopped.
 
 function isUser(message) {
   return message && message.role === "user";
@@ -42,4 +43,24 @@ export function withAnswerText(messages, answer) {
   const out = messages.slice();
   out[at] = { ...messages[at], content: answer.content };
   return out;
+}
+
+/**
+ * AG-UI `messages` (the agent's list, which its event pipeline updates a moment after
+ * each event is sent) as the client was sent them: each text message with the text
+ * `ledger` (a `TextLedger`) recorded for it, one the list does not hold yet appended.
+ */
+export function shownMessages(messages, ledger) {
+  const list = Array.isArray(messages) ? messages : [];
+  const held = new Set();
+  const shown = list.map((message) => {
+    if (!message) return message;
+    held.add(message.id);
+    const sent = ledger.messages.get(message.id);
+    return sent ? { ...message, content: sent.text } : message;
+  });
+  for (const [id, sent] of ledger.messages) {
+    if (!held.has(id)) shown.push({ id, role: "assistant", content: sent.text });
+  }
+  return shown;
 }

@@ -1,17 +1,23 @@
-// The page's servers: one runtime per agent class named in EVOSCI_CK_PAGE_AGENTS (JSON
-// {name: {agent, deploymentUrl}}), each serving the page (EVOSCI_CK_PAGE_DIR) beside
-// the runtime. Prints {name: {url, origin}} as one JSON line, then serves until stdin
-// closes.
+// The page's servers, in one process: each line read from stdin is a JSON object
+// {name: {agent, deploymentUrl, graphId?}} naming runtimes to start (one per agent class
+// of runtime.mjs's AGENTS, its agent talking to `deploymentUrl`), each serving the page
+// (EVOSCI_CK_PAGE_DIR, page/build.mjs's output) beside the runtime; once they listen,
+// {name: {url, origin}} is printed as one JSON line. Serves until stdin closes.
+import { createInterface } from "node:readline";
+
 import { startRuntime } from "../runtime.mjs";
 
-const specs = JSON.parse(process.env.EVOSCI_CK_PAGE_AGENTS);
-const started = {};
-for (const [name, { agent, deploymentUrl }] of Object.entries(specs)) {
-  started[name] = await startRuntime({ deploymentUrl, agent, pageDir: process.env.EVOSCI_CK_PAGE_DIR });
+const started = [];
+
+for await (const line of createInterface({ input: process.stdin })) {
+  if (!line.trim()) continue;
+  const urls = {};
+  for (const [name, { agent, deploymentUrl, graphId }] of Object.entries(JSON.parse(line))) {
+    const runtime = await startRuntime({ deploymentUrl, agent, graphId, pageDir: process.env.EVOSCI_CK_PAGE_DIR });
+    started.push(runtime);
+    urls[name] = { url: runtime.url, origin: runtime.origin };
+  }
+  console.log(JSON.stringify(urls));
 }
-console.log(JSON.stringify(Object.fromEntries(Object.entries(started).map(([n, r]) => [n, { url: r.url, origin: r.origin }]))));
-process.stdin.resume();
-process.stdin.on("end", async () => {
-  await Promise.all(Object.values(started).map((runtime) => runtime.close()));
-  process.exit(0);
-});
+await Promise.all(started.map((runtime) => runtime.close()));
+process.exit(0);

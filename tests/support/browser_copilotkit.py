@@ -1,0 +1,271 @@
+"""The CopilotKit page (tests/js/copilotkit/page/page.jsx: @copilotkit/react-core on a
+real ``CopilotRuntime``) in a real browser, its runtime's agent reaching a real
+``langgraph dev`` through the fault proxy: the cut is between the runtime and the
+server, where the runtime's ``LangGraphAgent`` streams the run (``deploymentUrl`` is the
+proxy). The runtimes, bare and adopted, run in one node process (page/serve.mjs), which
+serves the page beside each.
+
+The rows of docs/webui-browser-table.md as they apply to that hop: each fault of the
+other front ends' modules, put to the runtime's run stream instead of the browser's; a
+reload of the page mid-run; the server restarted mid-run. Shared by
+tests/js/test_copilotkit.py's tests and its columns of the table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from playwright.async_api import Browser, Page
+from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+from tests.support import jstools
+from tests.support.browser_langchain import question, server
+from tests.support.browser_page import SUBMIT, nth_run, run_end, runs_of, thread_of
+from tests.support.browser_turns import PATIENCE_S, Turn, open_page, run_status
+from tests.support.proxy import Fault, FaultProxy, measure_stream_bytes
+from tests.support.servers import DevServer, free_port, new_thread, stop
+from tests.support.slow_agent_graph import SLOW_GRAPH, SLOWER
+
+PROOF = jstools.REPO / "tests" / "js" / "copilotkit"
+ASSISTANT = "EvoScientist"
+# LangGraphAgent's own stream request: its default stream modes, with subgraphs.
+AGENT_STREAM = {
+    "stream_mode": ["events", "values", "updates", "messages-tuple"],
+    "stream_subgraphs": True,
+}
+BASELINE_QUESTION = "What is a control group?"  # also copilotkit.test.mjs's first
+RUN_POST = ("/runs/stream",)  # the runtime's submit: POST /threads/{id}/runs/stream
+RUN_STREAMS = ("/runs/stream", "/stream")  # the submit and the SDK's rejoins of it
+MID = 0.7  # of a healthy stream's bytes: inside the answer's tokens
+RUNTIME_START_S = 120.0  # node loading the runtime's packages, on a loaded machine
+ENV = {"COPILOTKIT_TELEMETRY_DISABLED": "true"}  # a test runtime phones nowhere
+
+
+async def healthy_stream_bytes(api: DevServer) -> int:
+    """Bytes of one healthy run stream as LangGraphAgent asks for it, to place faults."""
+    thread_id = await new_thread(api.url)
+    return await measure_stream_bytes(
+        api.port, thread_id, ASSISTANT, BASELINE_QUESTION, AGENT_STREAM
+    )
+
+
+def build_page(node: str, outdir: Path) -> Path:
+    """Bundle page.jsx (page/build.mjs) into ``outdir``."""
+    subprocess.run(
+        [node, "page/build.mjs", str(outdir)],
+        cwd=PROOF,
+        check=True,
+        capture_output=True,
+        timeout=180,
+    )
+    return outdir
+
+
+@dataclass
+class PageRuntime:
+    """One runtime serving the page, its agent (``kind``: runtime.mjs's AGENTS) reaching
+    the langgraph server through ``proxy``."""
+
+    kind: str
+    url: str
+    origin: str
+    proxy: FaultProxy
+
+    def page_url(self, thread_id: str | None = None) -> str:
+        query = f"runtime={self.url}&agent={ASSISTANT}"
+        return f"{self.origin}/page/?{query}" + (f"&thread={thread_id}" if thread_id else "")
+
+
+class PageServer:
+    """page/serve.mjs: the runtimes serving the page, all in one node process, started
+    on demand (``runtime``)."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    @classmethod
+    @asynccontextmanager
+    async def running(cls, node: str, page_dir: Path, log_path: Path) -> AsyncIterator[PageServer]:
+        with log_path.open("wb") as log:
+            process = await asyncio.create_subprocess_exec(
+                node,
+                "--import",
+                "./resolve.mjs",
+                "page/serve.mjs",
+                cwd=PROOF,
+                env={**os.environ, **ENV, "EVOSCI_CK_PAGE_DIR": str(page_dir)},
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=log,
+            )
+            try:
+                yield cls(process)
+            finally:
+                assert process.stdin is not None
+                process.stdin.close()
+                try:
+                    await asyncio.wait_for(process.wait(), 30)
+                except TimeoutError:
+                    process.kill()
+                    await process.wait()
+
+    async def _printed(self) -> dict[str, dict[str, str]]:
+        assert self.process.stdout is not None
+        line = await asyncio.wait_for(self.process.stdout.readline(), RUNTIME_START_S)
+        assert line, "page/serve.mjs exited (its log says why)"
+        started: dict[str, dict[str, str]] = json.loads(line)
+        return started
+
+    async def runtime(self, kind: str, proxy: FaultProxy, graph_id: str = ASSISTANT) -> PageRuntime:
+        """A new runtime whose agent (class ``kind``, graph ``graph_id``) talks to the
+        server through ``proxy``."""
+        assert self.process.stdin is not None
+        spec = {kind: {"agent": kind, "deploymentUrl": proxy.url, "graphId": graph_id}}
+        self.process.stdin.write(json.dumps(spec).encode() + b"\n")
+        await self.process.stdin.drain()
+        started = (await self._printed())[kind]
+        return PageRuntime(kind, started["url"], started["origin"], proxy)
+
+
+@asynccontextmanager
+async def on_page(browser: Browser, url: str) -> AsyncIterator[Page]:
+    """The page at ``url`` in a browser context of its own, ready."""
+    context = await browser.new_context()
+    try:
+        page = await context.new_page()
+        await open_page(page, url)
+        yield page
+    finally:
+        await context.close()
+
+
+# ---- the faults: as the other front ends' modules define them, on the runtime's stream
+
+
+@dataclass(frozen=True)
+class Row:
+    fault: Callable[[int], Fault]  # from a healthy stream's size in bytes
+    turns: int = 1
+    reload_after_s: float | None = None  # seconds after the run exists to reload the page
+
+
+FAULT_ROWS: dict[str, Row] = {
+    "no fault": Row(lambda total: Fault()),
+    "cut before the response": Row(lambda total: Fault("cut", 0, match=RUN_POST)),
+    "cut before the request reaches the server; it arrives 0.5 s later": Row(
+        lambda total: Fault("late", match=RUN_POST, delay=0.5)
+    ),
+    "cut mid-answer": Row(lambda total: Fault("cut", int(MID * total), match=RUN_POST)),
+    "reset (RST) mid-answer": Row(lambda total: Fault("reset", int(MID * total), match=RUN_POST)),
+    "stall mid-answer": Row(lambda total: Fault("stall", int(MID * total), match=RUN_POST)),
+    "cut mid-answer, every reconnect cut": Row(
+        lambda total: Fault(
+            "cut", int(MID * total), times=None, then_after_bytes=0, match=RUN_STREAMS
+        )
+    ),
+    "two runs in one page, both cut": Row(
+        lambda total: Fault("cut", int(MID * total), times=2, match=RUN_POST), turns=2
+    ),
+    # Cut early in the run and in every rejoin; the page reloaded half a second in.
+    "cut, then reload: the rejoin cut too": Row(
+        lambda total: Fault("cut", int(0.3 * total), times=None, match=RUN_STREAMS),
+        reload_after_s=0.5,
+    ),
+}
+
+
+async def _shown(
+    page: Page, turn: int, expected: str, ended: float, patience_s: float
+) -> tuple[str | None, float | None]:
+    """The turn's answer once it is ``expected`` (or the patience is out), and how long
+    after ``ended`` it showed."""
+    delay: float | None = None
+    with contextlib.suppress(PlaywrightTimeout):
+        await page.wait_for_function(
+            "([t, want]) => window.answers()[t] === want",
+            arg=[turn, expected],
+            timeout=max(0.0, ended + patience_s - time.monotonic()) * 1000,
+            polling=20,
+        )
+        delay = time.monotonic() - ended
+    answers = await page.evaluate("() => window.answers()")
+    return (answers[turn] if turn < len(answers) else None), delay
+
+
+async def _tool_calls(page: Page) -> int:
+    return await page.locator(".part-tool").count()
+
+
+async def reload_turn(page: Page, api: str, reload_after_s: float, patience_s: float) -> Turn:
+    """One question; ``reload_after_s`` after its run exists the page is reloaded (it
+    connects to its thread again, as CopilotChat does): what it shows after the run."""
+    await page.evaluate(SUBMIT, question())
+    thread_id = await thread_of(page)
+    run_id = await nth_run(api, thread_id, 1, patience_s)
+    await asyncio.sleep(reload_after_s)
+    await page.reload()
+    await page.wait_for_function("() => window.chat !== undefined && window.answers !== undefined")
+    ended, expected, _ = await run_end(api, thread_id, run_id)
+    answer, delay = await _shown(page, 0, expected, ended, patience_s)
+    runs = len(await runs_of(api, thread_id))
+    status = await run_status(api, thread_id, run_id)
+    return Turn(
+        expected, answer, delay, 0, runs, thread_id, run_id, status, await _tool_calls(page)
+    )
+
+
+# langgraph dev keeps its runs in memory and flushes them to disk every 10 s: a run killed
+# before its first flush is lost with the server (the route then says `run_lost`), one
+# flushed is run again after the restart. The row is the second: the run goes on.
+FLUSHED_AFTER_S = 10.5
+
+
+async def restart_mid_run(
+    browser: Browser,
+    pages: PageServer,
+    kind: str,
+    root: Path,
+    env: dict[str, str],
+    graphs: dict[str, str],
+    patience_s: float = PATIENCE_S,
+) -> Turn:
+    """One slow question on a page whose runtime reaches a server of its own; mid-answer,
+    once the server has flushed the run, the server is killed (SIGKILL: its event buffer
+    and its streams gone) and started again on its port and data, where the run goes on.
+    What the page shows after the run's end, the restarted server's."""
+    port = free_port()
+    proxy = await jstools.OneRequestProxy(port, Fault()).start()
+    try:
+        runtime = await pages.runtime(kind, proxy, SLOW_GRAPH)
+        async with on_page(browser, runtime.page_url()) as page:
+            with server(root, port, env, graphs) as first:
+                await page.evaluate(SUBMIT, f"Restart {question()} {SLOWER}")
+                thread_id = await thread_of(page)
+                run_id = await nth_run(first.url, thread_id, 1)
+                created = time.monotonic()
+                await page.wait_for_function(
+                    "n => (window.answers()[0] ?? '').length >= n", arg=40, timeout=30_000
+                )
+                await asyncio.sleep(max(0.0, created + FLUSHED_AFTER_S - time.monotonic()))
+                status = await run_status(first.url, thread_id, run_id)
+                assert status == "running", f"the run was {status} before the restart"
+                await asyncio.to_thread(stop, first.process, signal.SIGKILL)
+            with server(root, port, env, graphs) as second:
+                ended, expected, _ = await run_end(second.url, thread_id, run_id)
+                answer, delay = await _shown(page, 0, expected, ended, patience_s)
+                runs = len(await runs_of(second.url, thread_id))
+                status = await run_status(second.url, thread_id, run_id)
+                tools = await _tool_calls(page)
+                return Turn(expected, answer, delay, 0, runs, thread_id, run_id, status, tools)
+    finally:
+        await proxy.stop()
