@@ -129,6 +129,7 @@ test("Stop keeps what the turn showed through a rebind and a next question, and 
   const shown = binding.view(base(later, true), fakeController({ isLoading: true, messages: later }), undefined).messages;
   assert.deepEqual(shown.map((m) => m.id), ["h1", "a1", "h2"]);
   assert.equal(shown[1].content, "The partial ans");
+  binding.follower.settle = async () => null; // the route is not asked here
   binding.follower.begin({ requestId: "req-2" });
   binding.follower.runCreated("run-2");
   assert.equal(binding.startsOverHttp("http://127.0.0.1:9/threads/t1"), null, "a run since");
