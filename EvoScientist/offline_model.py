@@ -135,6 +135,11 @@ class OfflineChatModel(BaseChatModel):
         ]
         return chunks
 
+    def _paced(self, messages: Sequence[BaseMessage]) -> Iterator[tuple[AIMessageChunk, float]]:
+        """This step's reply, each chunk with the seconds to wait before it."""
+        for chunk in self._plan(messages):
+            yield chunk, self.token_delay
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -163,9 +168,9 @@ class OfflineChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        for chunk in self._plan(messages):
-            if self.token_delay:
-                time.sleep(self.token_delay)
+        for chunk, delay in self._paced(messages):
+            if delay:
+                time.sleep(delay)
             generation = ChatGenerationChunk(message=chunk)
             if run_manager:
                 run_manager.on_llm_new_token(chunk.text, chunk=generation)
@@ -178,9 +183,9 @@ class OfflineChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        for chunk in self._plan(messages):
-            if self.token_delay:
-                await asyncio.sleep(self.token_delay)
+        for chunk, delay in self._paced(messages):
+            if delay:
+                await asyncio.sleep(delay)
             generation = ChatGenerationChunk(message=chunk)
             if run_manager:
                 await run_manager.on_llm_new_token(chunk.text, chunk=generation)

@@ -319,7 +319,11 @@ async def test_stop_and_a_thread_switch_on_the_adopted_page(
     at Stop; the next answer is exact; one run per submit (tests/support/browser_stop.py)."""
     runtime = runtimes["adopted"]
     async with ck.on_page(browser, runtime.page_url()) as page:
-        session = await browser_stop.user_session(page, server.url, runtime.proxy)
+        # The page's Stop is a request to the runtime; what the runtime sent before it
+        # arrived still shows, then nothing more (browser_stop.stop_turn).
+        session = await browser_stop.user_session(
+            page, server.url, runtime.proxy, stop_is_a_request=True
+        )
     runtime.proxy.arm(Fault())
     print(session)
     assert not session.failures(), f"{session.failures()}; {session!r}"
@@ -386,7 +390,7 @@ async def _stop_cell(
 ) -> str:
     async with ck.on_page(browser, runtime.page_url()) as page:
         stopped = await browser_stop.ask_and_stop(
-            page, server.url, runtime.proxy, stop_after_cut_s=after_cut_s
+            page, server.url, runtime.proxy, stop_after_cut_s=after_cut_s, stop_is_a_request=True
         )
     runtime.proxy.arm(Fault())
     return stopped.verdict()

@@ -47,6 +47,8 @@ STOP_ROWS: dict[str, float | None] = {
     "Stop 6 s after a cut, while recovering": 6.0,
 }
 ANSWERS = "() => window.answers()"
+PAGE_MESSAGES = """() => [...document.querySelectorAll('.msg')].map(
+  (m) => `${m.className} ${(m.dataset.id || '').slice(-12)} ${m.innerText.length}`)"""
 _questions = itertools.count(1)
 
 
@@ -66,7 +68,7 @@ class Stopped:
     """One turn the user stopped, and the next question asked after it."""
 
     turn: int  # the turn's index on the page
-    at_stop: str  # the turn's answer as the page showed it at Stop
+    at_stop: str  # the turn's answer as the page showed it at Stop (see ``stop_turn``)
     after_next: str | None  # the same turn once the next question's run ended
     status: str  # the stopped run's, as the server ended it
     cancelled_in: float | None  # Stop → the run over on the server; None: not within the bar
@@ -74,6 +76,8 @@ class Stopped:
     next_exact: bool  # the next question's answer was the route's
     runs: int  # runs the stopped submit made
     next_shown: str | None = None  # the next question's answer as shown, for a failure
+    # The page's messages then (class, id, text length), for a failure.
+    page_messages: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def kept(self) -> bool:
@@ -143,11 +147,14 @@ async def ask_and_stop(
     *,
     stop_after_cut_s: float | None = None,
     patience_s: float = 10.0,
+    stop_is_a_request: bool = False,
 ) -> Stopped:
     """Ask a paced question and press Stop: mid-answer, or ``stop_after_cut_s`` after its
     streams were cut mid-answer (and every reconnect); then ask a quick next question and
     read both turns."""
-    stopped = await stop_turn(page, api, proxy, stop_after_cut_s=stop_after_cut_s)
+    stopped = await stop_turn(
+        page, api, proxy, stop_after_cut_s=stop_after_cut_s, stop_is_a_request=stop_is_a_request
+    )
     (stopped,) = await next_question(page, api, [stopped], patience_s)
     return stopped
 
@@ -159,12 +166,19 @@ async def stop_turn(
     *,
     stop_after_cut_s: float | None = None,
     patience_s: float = 10.0,
+    stop_is_a_request: bool = False,
 ) -> Stopped:
     """Ask a paced question and press Stop: mid-answer, or ``stop_after_cut_s`` after its
     streams were cut mid-answer (and every reconnect of them: the page is recovering).
     What the page showed at Stop, how soon the run was over on the server and the page
     idle; ``after_next`` is left for ``next_question``. A Stop more than a few seconds
-    after the cut asks the slower pace (its run still goes on)."""
+    after the cut asks the slower pace (its run still goes on).
+
+    ``stop_is_a_request``: the page's Stop reaches the one streaming the run by a request
+    of its own, not by closing the stream (CopilotKit's: the browser keeps reading the
+    runtime's stream until the runtime ends it), so what the runtime sent before the
+    Stop reached it still shows: "at Stop" is then what the page shows once idle, which
+    must begin with what it showed at the click."""
     turn = len(await _turns(page))
     runs_before = len(await runs_of(api, await thread_of(page))) if turn else 0
     proxy.arm(Fault())
@@ -195,6 +209,10 @@ async def stop_turn(
         return not await page.evaluate("() => window.chat.loading()")
 
     idle_in = await _until(idle, SHOW_WITHIN_S)
+    if stop_is_a_request and idle_in is not None:
+        at_click = at_stop
+        at_stop = await page.evaluate("t => window.answers()[t] ?? ''", turn)
+        assert at_stop.startswith(at_click), f"changed after Stop: {at_click!r} → {at_stop!r}"
     cancelled_in = await _until(run_over, max(0.0, stopped_at + CANCEL_WITHIN_S - time.monotonic()))
     if cancelled_in is not None:
         cancelled_in = time.monotonic() - stopped_at
@@ -226,12 +244,14 @@ async def next_question(
     await asyncio.sleep(SHOW_WITHIN_S)
     turns = await _turns(page)
     shown = turns[turn] if turn < len(turns) else None
+    messages = await page.evaluate(PAGE_MESSAGES)
     return [
         dataclasses.replace(
             one,
             after_next=turns[one.turn] if one.turn < len(turns) else None,
             next_exact=shown == expected,
             next_shown=shown,
+            page_messages=messages,
         )
         for one in stopped
     ]
@@ -326,7 +346,10 @@ class Session:
             if one.runs != 1:
                 wrong.append(f"{where}: {one.runs} runs")
             if not one.next_exact:
-                wrong.append(f"{where}: the next question's answer not exact: {one.next_shown!r}")
+                wrong.append(
+                    f"{where}: the next question's answer not exact: {one.next_shown!r};"
+                    f" the page's messages {one.page_messages}"
+                )
             if one.turn >= len(self.switched.turns) or self.switched.turns[one.turn] != one.at_stop:
                 wrong.append(f"{where}: not as shown at Stop after the thread was shown again")
         if self.switched.verdict() != "exact":
@@ -334,11 +357,16 @@ class Session:
         return wrong
 
 
-async def user_session(page: Page, api: str, proxy: FaultProxy) -> Session:
-    """``Session`` on ``page`` (open, idle, through ``proxy``)."""
+async def user_session(
+    page: Page, api: str, proxy: FaultProxy, stop_is_a_request: bool = False
+) -> Session:
+    """``Session`` on ``page`` (open, idle, through ``proxy``); ``stop_is_a_request``:
+    ``stop_turn``'s."""
     timeline = PageTimeline(page)
-    first = await stop_turn(page, api, proxy)
-    second = await stop_turn(page, api, proxy, stop_after_cut_s=1.0)
+    first = await stop_turn(page, api, proxy, stop_is_a_request=stop_is_a_request)
+    second = await stop_turn(
+        page, api, proxy, stop_after_cut_s=1.0, stop_is_a_request=stop_is_a_request
+    )
     stopped = await next_question(page, api, [first, second])
     return Session(stopped, await switch_away_and_back(page, api), timeline)
 

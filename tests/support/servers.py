@@ -27,6 +27,8 @@ import uvicorn
 from langgraph_sdk import get_client
 from starlette.types import ASGIApp
 
+from tests.support.zygote import ZYGOTE
+
 REPO = Path(__file__).resolve().parents[2]
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
 STARTUP_TIMEOUT = 90.0
@@ -200,22 +202,16 @@ def start_langgraph_dev(
     log_path: Path,
 ) -> subprocess.Popen[bytes]:
     """``langgraph dev`` on ``port`` (no browser, no reload), its output in ``log_path``,
-    in a session of its own so that ``stop`` ends it with everything it started."""
+    in a session of its own so that ``stop`` ends it with everything it started. This
+    environment's own ``langgraph`` is forked from the test process's zygote (its
+    imports made once: tests/support/zygote.py); another environment's is started."""
+    argv = ["dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)]
+    argv += ["--config", str(config), *args]
+    if langgraph == LANGGRAPH:
+        return ZYGOTE.spawn(["langgraph", *argv], cwd, env, log_path)  # type: ignore[return-value]
     with log_path.open("wb") as log:
         return subprocess.Popen(
-            [
-                str(langgraph),
-                "dev",
-                "--no-browser",
-                "--no-reload",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--config",
-                str(config),
-                *args,
-            ],
+            [str(langgraph), *argv],
             cwd=cwd,
             env=env,
             stdout=log,

@@ -13,13 +13,14 @@ import { Client } from "@langchain/langgraph-sdk";
 
 import { createLangGraphStreamWithRecovery } from "../../src/assistant-ui/index.js";
 import { answerText } from "../../src/core/index.js";
+import { direct } from "./direct.mjs";
 
 const DIRECT = process.env.EVOSCI_DIRECT_URL;
 const PROXIES = JSON.parse(process.env.EVOSCI_AUI_PROXIES || "{}");
 const ASSISTANT = "EvoScientist";
 
 async function json(path) {
-  const response = await fetch(`${DIRECT}${path}`);
+  const response = await direct(`${DIRECT}${path}`);
   assert.equal(response.status, 200, path);
   return response.json();
 }
@@ -37,7 +38,7 @@ for (const [name, url] of Object.entries(PROXIES)) {
     assert.equal(runs.length, 1, "one run for one submit");
     assert.equal(runs[0].status, "success", "the drop did not cancel the run");
     const route = `/api/threads/${threadId}/final-answer?run_id=${runs[0].run_id}`;
-    const expected = await (await fetch(`${DIRECT}${route}&format=text`)).text();
+    const expected = await (await direct(`${DIRECT}${route}&format=text`)).text();
     const last = events.filter((event) => event.event === "values").at(-1);
     assert.ok(last, `no values event after the stream: ${events.map((e) => e.event).join(",")}`);
     assert.equal(answerText(last.data.messages.at(-1).content), expected);

@@ -13,6 +13,7 @@ import { test } from "node:test";
 import { Client } from "@langchain/langgraph-sdk";
 
 import { REQUEST_ID_KEY, exactlyOnceFetch, streamWithRecovery } from "../../src/core/index.js";
+import { direct } from "./direct.mjs";
 
 const DIRECT = process.env.EVOSCI_DIRECT_URL;
 const PROXIES = JSON.parse(process.env.EVOSCI_ONCE_PROXIES || "{}");
@@ -24,14 +25,14 @@ const CASES_AT_ONCE = 5;
 const ask = (question) => ({ messages: [{ role: "user", content: question }] });
 
 async function runsOf(threadId) {
-  const response = await fetch(`${DIRECT}/threads/${threadId}/runs?limit=100`);
+  const response = await direct(`${DIRECT}/threads/${threadId}/runs?limit=100`);
   assert.equal(response.status, 200);
   return response.json();
 }
 
 async function settled(threadId, runId) {
   const url = `${DIRECT}/api/threads/${threadId}/final-answer?run_id=${runId}&wait=60`;
-  return (await fetch(url)).json();
+  return (await direct(url)).json();
 }
 
 /** What a useStream app does: stream the run through the SDK, tagged with a request id. */

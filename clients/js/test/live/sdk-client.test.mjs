@@ -19,6 +19,7 @@ import {
   findRun,
   settleFinalAnswer,
 } from "../../src/core/index.js";
+import { direct } from "./direct.mjs";
 
 const DIRECT = process.env.EVOSCI_DIRECT_URL;
 const PROXIES = JSON.parse(process.env.EVOSCI_SDK_PROXIES || "{}");
@@ -83,7 +84,7 @@ async function askWithSdk(apiUrl, threadId, question, { onToken = null, maxWaitM
 
 async function truthOf(apiUrl, threadId, runId) {
   const url = `${apiUrl}/api/threads/${threadId}/final-answer?run_id=${runId}&format=text`;
-  const response = await fetch(url);
+  const response = await direct(url);
   assert.equal(response.status, 200);
   return {
     text: await response.text(),

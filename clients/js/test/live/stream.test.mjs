@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import { test } from "node:test";
 
 import { streamWithRecovery } from "../../src/core/index.js";
+import { direct } from "./direct.mjs";
 const DIRECT = process.env.EVOSCI_DIRECT_URL;
 const FAULT_PROXIES = JSON.parse(process.env.EVOSCI_FAULT_PROXIES || "{}");
 const NO_ROUTE = process.env.EVOSCI_NO_ROUTE_URL;
@@ -18,7 +19,7 @@ const STALL_TIMEOUT_MS = Number(process.env.EVOSCI_STALL_TIMEOUT_MS || 2000);
 const ASSISTANT = "EvoScientist";
 
 async function postJson(url, body) {
-  const response = await fetch(url, {
+  const response = await direct(url, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
@@ -28,7 +29,7 @@ async function postJson(url, body) {
 }
 
 async function getJson(url) {
-  const response = await fetch(url);
+  const response = await direct(url);
   return { status: response.status, body: await response.json() };
 }
 
