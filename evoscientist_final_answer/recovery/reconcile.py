@@ -25,6 +25,8 @@ from evoscientist_final_answer.answer.state import answer_from_state
 
 BACKOFF_SECONDS = (1.0, 2.0, 4.0)
 STEADY_BACKOFF_SECONDS = 5.0
+# Between connects to a route that long-polled and whose server now refuses them.
+RECONNECT_SECONDS = 0.5
 LONG_POLL_SECONDS = 30.0
 # Extra read time beyond ``wait`` before a held request counts as lost.
 READ_MARGIN_SECONDS = 10.0
@@ -137,6 +139,7 @@ class Reconciler:
                 last_error = exc
             except httpx.TransportError as exc:
                 last_error = exc
+            refused = isinstance(last_error, httpx.ConnectError) and self.route_available
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 if latest is None:
@@ -149,6 +152,13 @@ class Reconciler:
                 # The first read only learnt that the route is there (it holds no request
                 # before it knows): long-poll at once, or a run ending in a backoff's
                 # second is seen up to that second late.
+                continue
+            if refused:
+                # A server that long-polled and now refuses connections is restarting: a
+                # refused connect costs it nothing, and a run ending in a 4 s backoff
+                # would show 4 s late. Ask again soon, without backing off.
+                await asyncio.sleep(min(RECONNECT_SECONDS, remaining))
+                last_error = None
                 continue
             await asyncio.sleep(min(backoff(attempt), remaining))
             attempt += 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -118,3 +120,54 @@ async def test_the_long_poll_follows_the_first_read_at_once(seeder: Seeder) -> N
     assert [url.params.get("wait") for _, url in sent] == [None, "30"]
     # What separates them is the first response only (milliseconds), not a backoff.
     assert sent[1][0] - sent[0][0] < backoff(0) / 2
+
+
+class _RestartingRoute:
+    """A route on a real port that answers "running" once, then refuses connections (its
+    server is down) until ``back()``, then answers the run complete."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.server: asyncio.Server | None = None
+        self.complete = False
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        body = json.dumps({"content": "done" if self.complete else "", "complete": self.complete})
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n{body}".encode()
+        )
+        await writer.drain()
+        writer.close()
+        if not self.complete:
+            await self.down()
+
+    async def up(self) -> None:
+        self.server = await asyncio.start_server(self._answer, "127.0.0.1", self.port)
+
+    async def down(self) -> None:
+        assert self.server is not None
+        self.server.close()
+
+    async def back(self) -> None:
+        self.complete = True
+        await self.up()
+
+
+async def test_a_restarting_server_is_asked_again_soon_not_after_a_growing_backoff() -> None:
+    """The route long-polled, then its server went down (connections refused): the run's
+    end, once the server is back, is read within a second, not in a 1-2-4 s backoff's
+    next step (3 s after the first refusal, then 7 s)."""
+    from tests.support.servers import free_port
+
+    route = _RestartingRoute(free_port())
+    await route.up()
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{route.port}") as http:
+        settling = asyncio.create_task(Reconciler(http, "t", "r").settle(30))
+        await asyncio.sleep(3.3)  # past the backoff's second step, before its third
+        await route.back()
+        back = time.monotonic()
+        answer = await settling
+    assert answer["complete"] is True and answer["content"] == "done"
+    assert time.monotonic() - back < 1.0

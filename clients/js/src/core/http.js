@@ -3,6 +3,8 @@
 
 export const BACKOFF_MS = [1000, 2000, 4000];
 export const STEADY_BACKOFF_MS = 5000;
+/** Between connects to a route that long-polled and whose server now refuses them. */
+export const RECONNECT_MS = 500;
 /** Extra time beyond `wait` (plus connecting) before a held request counts as lost. */
 export const READ_MARGIN_MS = 10_000;
 export const CONNECT_MARGIN_MS = 10_000;

@@ -11,6 +11,7 @@ import {
 import {
   CONNECT_MARGIN_MS,
   READ_MARGIN_MS,
+  RECONNECT_MS,
   backoffMs,
   errorCode,
   fetchWithin,
@@ -136,6 +137,8 @@ export class Reconciler {
         if (!isRetryable(error) || (this.signal && this.signal.aborted)) throw error;
         lastError = error;
       }
+      // fetch's TypeError: no connection (refused, reset), not an answer of the server's.
+      const refused = lastError instanceof TypeError && this.routeAvailable === true;
       remaining = deadline - this.clock();
       if (remaining <= 0) {
         if (latest === null) {
@@ -152,6 +155,14 @@ export class Reconciler {
       // before it knows): long-poll at once, or a run ending in a backoff's second is
       // shown up to that second late.
       if (probing && this.routeAvailable && lastError === null) continue;
+      if (refused) {
+        // A server that long-polled and now refuses connections is restarting: a refused
+        // connect costs it nothing, and a run ending in a 4 s backoff would show 4 s late.
+        // Ask again soon, without backing off.
+        await this.sleep(Math.min(RECONNECT_MS, remaining), this.signal);
+        lastError = null;
+        continue;
+      }
       await this.sleep(Math.min(backoffMs(attempt), remaining), this.signal);
       attempt += 1;
       lastError = null;

@@ -108,6 +108,27 @@ test("F3: network errors are retried, not fatal; the deadline returns the latest
   await assert.rejects(failing.settle(10_000), Unrecoverable);
 });
 
+test("F3: a route that long-polled, then refuses connections (its server restarting), is asked again every 0.5 s", async () => {
+  const clock = fakeClock();
+  let n = 0;
+  const { fetchImpl } = mockServer([
+    [
+      /final-answer$/,
+      () => {
+        n += 1;
+        if (n >= 2 && n <= 6) throw new TypeError("Failed to fetch");
+        return jsonResponse(200, { content: n > 6 ? "done" : "", complete: n > 6 });
+      },
+    ],
+  ]);
+  const reconciler = new Reconciler({ url: "http://x", threadId: "t", runId: "r", fetchImpl, ...clock });
+  const answer = await reconciler.settle(240_000);
+  assert.equal(answer.content, "done");
+  // Five refusals, each asked again after 0.5 s; a 503 or a server that never answered
+  // still backs off (the test above).
+  assert.deepEqual(clock.sleeps, [500, 500, 500, 500, 500]);
+});
+
 test("F2: a 404 with thread_not_found means the thread is gone", async () => {
   const { fetchImpl } = mockServer([
     [/final-answer$/, () => jsonResponse(404, { error: { code: "thread_not_found" } })],
