@@ -29,11 +29,11 @@ from playwright.async_api import Browser, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from tests.support import jstools
-from tests.support.browser_langchain import question, server
-from tests.support.browser_page import SUBMIT, nth_run, run_end, runs_of, thread_of
-from tests.support.browser_turns import PATIENCE_S, Turn, open_page, run_status
+from tests.support.browser_langchain import answer_streaming, question, server
+from tests.support.browser_page import SUBMIT, nth_run, run_end, run_status, runs_of, thread_of
+from tests.support.browser_turns import PATIENCE_S, Turn, open_page
 from tests.support.proxy import Fault, FaultProxy, measure_stream_bytes
-from tests.support.servers import DevServer, free_port, new_thread, stop
+from tests.support.servers import DevServer, free_port, new_thread, runs_written, stop
 from tests.support.slow_agent_graph import SLOW_GRAPH, SLOWER
 
 PROOF = jstools.REPO / "tests" / "js" / "copilotkit"
@@ -224,12 +224,6 @@ async def reload_turn(page: Page, api: str, reload_after_s: float, patience_s: f
     )
 
 
-# langgraph dev keeps its runs in memory and flushes them to disk every 10 s: a run killed
-# before its first flush is lost with the server (the route then says `run_lost`), one
-# flushed is run again after the restart. The row is the second: the run goes on.
-FLUSHED_AFTER_S = 10.5
-
-
 async def restart_mid_run(
     browser: Browser,
     pages: PageServer,
@@ -240,7 +234,7 @@ async def restart_mid_run(
     patience_s: float = PATIENCE_S,
 ) -> Turn:
     """One slow question on a page whose runtime reaches a server of its own; mid-answer,
-    once the server has flushed the run, the server is killed (SIGKILL: its event buffer
+    once the server has written the run to disk, the server is killed (SIGKILL: its event buffer
     and its streams gone) and started again on its port and data, where the run goes on.
     What the page shows after the run's end, the restarted server's."""
     port = free_port()
@@ -252,11 +246,8 @@ async def restart_mid_run(
                 await page.evaluate(SUBMIT, f"Restart {question()} {SLOWER}")
                 thread_id = await thread_of(page)
                 run_id = await nth_run(first.url, thread_id, 1)
-                created = time.monotonic()
-                await page.wait_for_function(
-                    "n => (window.answers()[0] ?? '').length >= n", arg=40, timeout=30_000
-                )
-                await asyncio.sleep(max(0.0, created + FLUSHED_AFTER_S - time.monotonic()))
+                await answer_streaming(page)
+                await runs_written(first)
                 status = await run_status(first.url, thread_id, run_id)
                 assert status == "running", f"the run was {status} before the restart"
                 await asyncio.to_thread(stop, first.process, signal.SIGKILL)

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-import httpx
 from playwright.async_api import Browser, Page
 
 from tests.support import jstools
@@ -34,6 +33,7 @@ from tests.support.browser_page import (
     _shown_within,
     nth_run,
     run_end,
+    run_status,
     runs_of,
     shown_after_run,
     texts_shown,
@@ -42,8 +42,8 @@ from tests.support.browser_page import (
 )
 from tests.support.page_timeline import PageTimeline
 from tests.support.proxy import Fault, FaultProxy
-from tests.support.servers import DevServer, free_port, langgraph_dev, stop
-from tests.support.slow_agent_graph import SLOW_GRAPH
+from tests.support.servers import DevServer, free_port, langgraph_dev, runs_written, stop
+from tests.support.slow_agent_graph import SLOW_GRAPH, SLOWER
 from tests.support.slow_agent_graph import SPEC as SLOW_SPEC
 
 # Runs of a few seconds, so that a reload or a restart lands mid-run.
@@ -324,17 +324,17 @@ async def run_scenario(
         await proxy.stop()
 
 
-async def _answer_started(api: str, thread_id: str, run_id: str) -> None:
-    """Until the route shows some of the run's answer (so the restart lands mid-answer)."""
-    route = f"/api/threads/{thread_id}/final-answer"
-    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            body = (await http.get(route, params={"run_id": run_id})).json()
-            if body.get("content") or body.get("complete"):
-                return
-            await asyncio.sleep(0.05)
-    raise AssertionError(f"run {run_id} never began its answer")
+# Some of the answer, but not all: the route has nothing of it before the run's end (its
+# message is written with the node's last checkpoint), so only the page can tell.
+ANSWER_STREAMING = 40  # characters
+
+
+async def answer_streaming(page: Page) -> None:
+    """Until the page shows some of its latest turn's answer (so a restart lands mid-answer,
+    while the run still runs)."""
+    await page.wait_for_function(
+        "n => (window.answers().at(-1) ?? '').length >= n", arg=ANSWER_STREAMING, timeout=30_000
+    )
 
 
 async def healthy_stream_bytes(
@@ -357,10 +357,10 @@ async def restart_mid_run(
     url_of: Callable[[str], str],
     env: dict[str, str] | None = None,
 ) -> Shown:
-    """One question on the page at ``url_of(api)``; once the answer streams, the server
-    is killed (SIGKILL: its event buffer and runs in memory are gone) and started again
-    on its port and data. What the page shows after the run's end, as
-    ``shown_after_run`` reads it, the run's end being the restarted server's."""
+    """One slow question on the page at ``url_of(api)``; mid-answer the server is killed
+    (SIGKILL: its event buffer and streams gone) and started again on its port and data,
+    where the run goes on (``around_a_restart``). What the page shows after the run's
+    end, as ``shown_after_run`` reads it, the run's end being the restarted server's."""
     return await around_a_restart(browser, root, url_of, _shown_after_restart, env)
 
 
@@ -371,21 +371,25 @@ async def around_a_restart(
     read: Callable[[Page, str, str, str], Awaitable[T]],
     env: dict[str, str] | None = None,
 ) -> T:
-    """The page at ``url_of(api)`` asks a question; once its answer streams the server is
-    killed and started again on its port and data; then ``read(page, api_url,
-    thread_id, run_id)`` on the restarted server."""
+    """The page at ``url_of(api)`` asks the paced agent a slow question; mid-answer, once
+    the server has written the run to disk (so that it outlives the crash and is run
+    again), the server is killed and started again on its port and data; then
+    ``read(page, api_url, thread_id, run_id)`` on the restarted server."""
     port = free_port()
     context = await browser.new_context()
     proxy = await ProtocolProxy(port, Fault()).start()
     try:
         page = await context.new_page()
         with server(root, port, env) as first:
-            await open_page(page, url_of(proxy.url))
+            await open_page(page, f"{url_of(proxy.url)}&assistant={SLOW_GRAPH}")
             await watch_first_shown(page)
-            await page.evaluate(SUBMIT, question())
+            await page.evaluate(SUBMIT, f"{question()} {SLOWER}")
             thread_id = await thread_of(page)
             run_id = await nth_run(first.url, thread_id, 1)
-            await _answer_started(first.url, thread_id, run_id)
+            await answer_streaming(page)
+            await runs_written(first)
+            status = await run_status(first.url, thread_id, run_id)
+            assert status == "running", f"the run was {status} before the restart"
             await asyncio.to_thread(stop, first.process, signal.SIGKILL)
         with server(root, port, env) as second:
             return await read(page, second.url, thread_id, run_id)

@@ -143,6 +143,13 @@ async def thread_of(page: Page) -> str:
     return str(await handle.json_value())
 
 
+async def run_status(api: str, thread_id: str, run_id: str) -> str:
+    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
+        response = await http.get(f"/threads/{thread_id}/runs/{run_id}")
+        response.raise_for_status()
+        return str(response.json()["status"])
+
+
 async def runs_of(api: str, thread_id: str) -> list[str]:
     """The thread's run ids, oldest first (none while the server has no such thread: a
     client-made thread id exists once its first run is accepted)."""

@@ -21,12 +21,18 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-import httpx
 from playwright.async_api import Browser, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from tests.support.browser_langchain import ProtocolProxy
-from tests.support.browser_page import SHOW_WITHIN_S, nth_run, run_end, runs_of, thread_of
+from tests.support.browser_page import (
+    SHOW_WITHIN_S,
+    nth_run,
+    run_end,
+    run_status,
+    runs_of,
+    thread_of,
+)
 from tests.support.page_timeline import PageTimeline
 from tests.support.proxy import Fault, FaultProxy
 from tests.support.servers import DevServer
@@ -119,13 +125,6 @@ def _common_prefix(a: str, b: str) -> str:
     return a[:n]
 
 
-async def _run_status(api: str, thread_id: str, run_id: str) -> str:
-    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
-        response = await http.get(f"/threads/{thread_id}/runs/{run_id}")
-        response.raise_for_status()
-        return str(response.json()["status"])
-
-
 async def _until(check: Callable[[], object], within_s: float) -> float | None:
     """Seconds until ``await check()`` is truthy, polled every 20 ms; None past ``within_s``."""
     began = time.monotonic()
@@ -203,7 +202,7 @@ async def stop_turn(
     proxy.arm(Fault())
 
     async def run_over() -> bool:
-        return await _run_status(api, thread_id, run_id) not in ("pending", "running")
+        return await run_status(api, thread_id, run_id) not in ("pending", "running")
 
     async def idle() -> bool:
         return not await page.evaluate("() => window.chat.loading()")
@@ -216,7 +215,7 @@ async def stop_turn(
     cancelled_in = await _until(run_over, max(0.0, stopped_at + CANCEL_WITHIN_S - time.monotonic()))
     if cancelled_in is not None:
         cancelled_in = time.monotonic() - stopped_at
-    status = await _run_status(api, thread_id, run_id)
+    status = await run_status(api, thread_id, run_id)
     runs = len(await runs_of(api, thread_id)) - runs_before
     return Stopped(turn, at_stop, None, status, cancelled_in, idle_in, False, runs)
 
@@ -301,7 +300,7 @@ async def switch_away_and_back(page: Page, api: str, patience_s: float = 10.0) -
         polling=20,
     )
     await page.evaluate("() => { window.chat.switchTo(null); }")
-    left_mid_run = await _run_status(api, thread_id, run_id) in ("pending", "running")
+    left_mid_run = await run_status(api, thread_id, run_id) in ("pending", "running")
     _, expected, _ = await run_end(api, thread_id, run_id)
     await page.evaluate("id => { window.chat.switchTo(id); }", thread_id)
     back = time.monotonic()

@@ -23,7 +23,15 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from tests.support import jstools
 from tests.support.browser_langchain import around_a_restart, question
-from tests.support.browser_page import SHOW_WITHIN_S, SUBMIT, nth_run, run_end, runs_of, thread_of
+from tests.support.browser_page import (
+    SHOW_WITHIN_S,
+    SUBMIT,
+    nth_run,
+    run_end,
+    run_status,
+    runs_of,
+    thread_of,
+)
 from tests.support.proxy import Fault, FaultProxy
 from tests.support.servers import DevServer
 
@@ -173,13 +181,6 @@ async def thread_tool_calls(api: str, thread_id: str) -> int:
         response.raise_for_status()
     messages = (response.json().get("values") or {}).get("messages") or []
     return sum(len(m.get("tool_calls") or []) for m in messages if isinstance(m, dict))
-
-
-async def run_status(api: str, thread_id: str, run_id: str) -> str:
-    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
-        response = await http.get(f"/threads/{thread_id}/runs/{run_id}")
-        response.raise_for_status()
-        return str(response.json()["status"])
 
 
 @dataclass

@@ -220,6 +220,27 @@ def start_langgraph_dev(
         )
 
 
+# langgraph dev keeps its runs in memory and writes them here every 10 s
+# (langgraph_runtime_inmem/_persistence.py): a run written there outlives a crash, and the
+# restarted server runs it again; one not yet written is lost with the process.
+RUNS_FILE = Path(".langgraph_api") / ".langgraph_ops.pckl"
+FLUSH_EVERY_S = 10.0
+
+
+async def runs_written(server: DevServer) -> None:
+    """Until the server next writes its runs to disk (at most ``FLUSH_EVERY_S`` on)."""
+    path = server.workdir / RUNS_FILE
+
+    def written() -> int:
+        return path.stat().st_mtime_ns if path.exists() else 0
+
+    before = written()
+    deadline = time.monotonic() + FLUSH_EVERY_S + 5
+    while written() == before:
+        assert time.monotonic() < deadline, f"{path} not written in {FLUSH_EVERY_S + 5} s"
+        await asyncio.sleep(0.05)
+
+
 async def new_thread(url: str) -> str:
     """A thread created through ``url``'s langgraph API."""
     client = get_client(url=url, api_key=None)
