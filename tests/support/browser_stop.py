@@ -82,6 +82,7 @@ class Stopped:
     next_exact: bool  # the next question's answer was the route's
     runs: int  # runs the stopped submit made
     next_shown: str | None = None  # the next question's answer as shown, for a failure
+    next_ran: bool = True  # the next question started a run
     # The page's messages then (class, id, text length), for a failure.
     page_messages: list[str] = dataclasses.field(default_factory=list)
 
@@ -111,7 +112,9 @@ class Stopped:
         verdict += ", run cancelled" if self.cancelled else f", run not cancelled ({self.status})"
         if self.idle_in is None:
             verdict += "; still loading 1 s after Stop"
-        if not self.next_exact:
+        if not self.next_ran:
+            verdict += "; the next question made no run"
+        elif not self.next_exact:
             verdict += "; the next answer not exact"
         if self.runs > 1:
             verdict += f" ({self.runs} runs)"
@@ -231,15 +234,19 @@ async def next_question(
     runs_before = len(await runs_of(api, thread_id))
     turn = len(await _turns(page))
     await page.evaluate("q => { window.chat.submit(q); }", question())
-    next_run = await nth_run(api, thread_id, runs_before + 1, patience_s)
-    _, expected, _ = await run_end(api, thread_id, next_run)
-    with contextlib.suppress(PlaywrightTimeout):
-        await page.wait_for_function(
-            "([t, want]) => window.answers()[t] === want",
-            arg=[turn, expected],
-            timeout=patience_s * 1000,
-            polling=20,
-        )
+    # A bare binding may be left unable to start a run after a Stop: a cell of its own
+    # ("the next question made no run"), not an error of the measurement.
+    next_run = await _new_run(api, thread_id, runs_before, patience_s)
+    expected = None
+    if next_run is not None:
+        _, expected, _ = await run_end(api, thread_id, next_run)
+        with contextlib.suppress(PlaywrightTimeout):
+            await page.wait_for_function(
+                "([t, want]) => window.answers()[t] === want",
+                arg=[turn, expected],
+                timeout=patience_s * 1000,
+                polling=20,
+            )
     await asyncio.sleep(SHOW_WITHIN_S)
     turns = await _turns(page)
     shown = turns[turn] if turn < len(turns) else None
@@ -248,12 +255,25 @@ async def next_question(
         dataclasses.replace(
             one,
             after_next=turns[one.turn] if one.turn < len(turns) else None,
-            next_exact=shown == expected,
+            next_exact=expected is not None and shown == expected,
+            next_ran=next_run is not None,
             next_shown=shown,
             page_messages=messages,
         )
         for one in stopped
     ]
+
+
+async def _new_run(api: str, thread_id: str, runs_before: int, within_s: float) -> str | None:
+    """The id of the thread's run after its ``runs_before``, once it exists; None if
+    none came within ``within_s``."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        runs = await runs_of(api, thread_id)
+        if len(runs) > runs_before:
+            return runs[runs_before]
+        await asyncio.sleep(0.05)
+    return None
 
 
 @dataclass
