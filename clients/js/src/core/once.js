@@ -207,7 +207,7 @@ export function exactlyOnceFetch(fetchImpl = undefined, options = {}) {
     return send(input, init);
   };
 
-  return async function onceFetch(input, init) {
+  const onceFetch = async (input, init) => {
     const submit = submitOf(input, init);
     if (submit === null) return send(input, init);
     if (sent.has(submit.requestId)) {
@@ -222,6 +222,29 @@ export function exactlyOnceFetch(fetchImpl = undefined, options = {}) {
       return resubmit(input, init, submit, error);
     }
   };
+  return async function fetchOnce(input, init) {
+    try {
+      return await onceFetch(input, init);
+    } catch (error) {
+      throw asAbort(error, init);
+    }
+  };
+}
+
+/**
+ * The SDK's caller (its AsyncCaller, on p-retry) retries every failure whose message does
+ * not begin "AbortError", a request its own signal aborted included (the browser says
+ * "signal is aborted without reason"): up to 4 more tries over up to 30 s, and meanwhile
+ * `useStream` queues the next submit behind the stopped one (SDK 1.9.25: Stop while it
+ * retried a cut rejoin held the next question 23 s). An aborted request fails as one.
+ */
+export function asAbort(error, init) {
+  if (!(init && init.signal && init.signal.aborted)) return error;
+  const message = String((error && error.message) ?? "");
+  if (message.startsWith("AbortError")) return error;
+  const abort = new Error(`AbortError: ${message || "the request was aborted"}`, { cause: error });
+  abort.name = "AbortError";
+  return abort;
 }
 
 // Marks a caller whose fetch `withExactlyOnce` has wrapped already.

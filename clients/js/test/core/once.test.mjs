@@ -184,8 +184,32 @@ test("a stopped submit is not looked up: the abort stands", async () => {
     }],
   ]);
   const once = exactlyOnceFetch(fetchImpl);
-  await assert.rejects(once(SUBMIT_URL, { ...submitInit(), signal: controller.signal }), TypeError);
+  await assert.rejects(once(SUBMIT_URL, { ...submitInit(), signal: controller.signal }), {
+    name: "AbortError",
+    message: /^AbortError: /,
+  });
   assert.equal(calls.length, 1);
+});
+
+test("a request its signal aborted fails once, as an abort: the SDK's caller does not retry it", async () => {
+  // The SDK's AsyncCaller retries "Failed to fetch" and anything else not named an abort
+  // by its message; useStream's next submit waits behind those retries (SDK 1.9.25).
+  const { Client } = await import("@langchain/langgraph-sdk");
+  const controller = new AbortController();
+  let calls = 0;
+  const browserFetch = async (_input, init) => {
+    calls += 1;
+    if (init.signal.aborted) throw new DOMException("signal is aborted without reason", "AbortError");
+    setTimeout(() => controller.abort(), 50); // the user's Stop, during the caller's backoff
+    throw new TypeError("Failed to fetch");
+  };
+  const client = withExactlyOnce(new Client({ apiUrl: "http://127.0.0.1:9", callerOptions: { fetch: browserFetch } }));
+  const rejoin = client.runs.asyncCaller.fetch("http://127.0.0.1:9/threads/t/runs/r/stream", {
+    method: "GET",
+    signal: controller.signal,
+  });
+  await assert.rejects(rejoin, { name: "AbortError" });
+  assert.equal(calls, 2, "tried again after the abort");
 });
 
 test("a gone thread: the lookup's 404 is the answer", async () => {
