@@ -2,7 +2,7 @@
 #   make dev    install into .venv if needed, then serve the agent on :2024
 #   make test   install into .venv if needed, then run the test suite
 
-# The prerequisites of `make test` (two virtual environments, three npm folders) install
+# The prerequisites of `make test` (two virtual environments, four npm folders) install
 # side by side: one after the other they took 4 min of a fresh clone's CI (a sub-make
 # shares the top one's jobs).
 ifeq ($(MAKELEVEL),0)
@@ -54,6 +54,15 @@ JS_CORE_STAMP := $(JS_CORE_DIR)/.installed
 CK := tests/js/copilotkit
 CK_STAMP := $(CK)/node_modules/.installed
 
+# LangGraph's JavaScript server for the route's tests (tests/jsserver: a langgraph.js
+# project as a user makes one, @langchain/langgraph-cli and -api, the final-answer route
+# mounted as its http.app; tests/support/js_server.py), from a lockfile of its own (~160 MB).
+# Its @evoscientist/final-answer is a symlink to clients/js, whose own node_modules the
+# route's imports (hono) resolve from at run time: installed first (order only; npm ci
+# here does not read them).
+JSSERVER := tests/jsserver
+JSSERVER_STAMP := $(JSSERVER)/node_modules/.installed
+
 # The demo (EvoScientist/: agent, offline model, checkpointer, /api/models) is not in
 # the package (evoscientist_final_answer): the repository root goes on the venv's path.
 $(STAMP): pyproject.toml constraints.txt
@@ -73,6 +82,11 @@ $(CK_STAMP): $(CK)/package.json $(CK)/package-lock.json
 		cd $(CK) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
 	else echo "npm not found: the CopilotKit proof will skip"; fi
 
+$(JSSERVER_STAMP): $(JSSERVER)/package.json $(JSSERVER)/package-lock.json | $(JS_STAMP)
+	@if command -v npm >/dev/null; then \
+		cd $(JSSERVER) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else echo "npm not found: the JS server tests will skip"; fi
+
 $(JS_SDK_STAMP): $(JS_STAMP)
 	@if command -v npm >/dev/null; then \
 		mkdir -p $(JS_SDK_DIR) && npm install --no-save --no-audit --no-fund --loglevel=error \
@@ -87,12 +101,12 @@ $(JS_CORE_STAMP): $(JS_STAMP)
 		&& touch $(JS_CORE_STAMP); \
 	else echo "npm not found: the JS tests will skip"; fi
 
-install: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP) $(CK_STAMP)
+install: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP) $(CK_STAMP) $(JSSERVER_STAMP)
 
 dev: $(STAMP)
 	$(BIN)/langgraph dev --no-browser --host 127.0.0.1 --port $(PORT)
 
-test: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP) $(CK_STAMP) upstream-env
+test: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP) $(CK_STAMP) $(JSSERVER_STAMP) upstream-env
 	$(BIN)/ruff check EvoScientist evoscientist_final_answer tests
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
@@ -101,7 +115,8 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check EvoScientist evoscientist_final_answer tests
 
 clean:
-	rm -rf $(VENV) $(UPSTREAM_VENV) .pytest_cache .ruff_cache .langgraph_api $(JS)/node_modules $(CK)/node_modules
+	rm -rf $(VENV) $(UPSTREAM_VENV) .pytest_cache .ruff_cache .langgraph_api $(JS)/node_modules $(CK)/node_modules \
+		$(JSSERVER)/node_modules
 
 # Re-measure each recovery layer's share against a real server (docs/webui-layer-table.md).
 layer-table: $(STAMP)

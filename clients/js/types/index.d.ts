@@ -181,8 +181,18 @@ export function splitThink(text: string): [string, string];
 export function contentText(content: unknown): string;
 export function answerText(content: unknown): string;
 export function mergeContent(left: unknown, right: unknown): unknown;
+/** A message's reasoning, every kind joined by blank lines (the route's `reasoning`). */
+export function reasoningText(message: unknown): string;
 
-export function finalAnswer(messages: unknown): { content: string; messageId: string | null };
+export function finalAnswer(messages: unknown): {
+  content: string;
+  reasoning: string;
+  messageId: string | null;
+};
+/** `[type name, "Type: text"]` of a task's error, as either server reports it. */
+export function describeException(value: unknown): [string | null, string];
+/** The `error` of a run whose tasks failed with `errors`. */
+export function errorFromTasks(errors: unknown[]): NonNullable<FinalAnswer["error"]>;
 export function statusFromState(
   state: unknown,
   threadStatus?: string | null,
@@ -190,7 +200,7 @@ export function statusFromState(
 export function answerFromState(
   threadId: string,
   state: unknown,
-  options?: { threadStatus?: string | null; source?: FinalAnswer["source"] },
+  options?: { threadStatus?: string | null; source?: FinalAnswer["source"]; includeReasoning?: boolean },
 ): FinalAnswer;
 export function pendingAnswer(threadId: string, runId?: string | null, source?: FinalAnswer["source"]): FinalAnswer;
 
@@ -219,7 +229,16 @@ export function withFinalAnswer<M extends MessageLike>(
 
 /** A turn the user stopped: its question and the messages shown after it at Stop. */
 export interface StoppedTurn<M = MessageLike> {
-  readonly question: { id: string | null; text: string } | null;
+  readonly question: {
+    readonly id: string | null;
+    readonly text: string;
+    /** The question as shown at Stop. */
+    readonly message: M;
+    /** The id of the message it followed (null: none, or one without an id). */
+    readonly after: string | null;
+    /** It opened the thread. */
+    readonly opened: boolean;
+  } | null;
   readonly messages: readonly M[];
 }
 /** The turn `messages` (as shown at Stop) ends with; null for an empty list. */
@@ -227,7 +246,8 @@ export function stoppedTurn<M extends MessageLike>(messages: M[]): StoppedTurn<M
 /**
  * `messages` with each stopped turn showing what it showed at Stop: kept messages in
  * place of the list's with their ids, or inserted after their turn's question when the
- * list lacks them (a cancelled node writes no message). The same array when nothing changes.
+ * list lacks them (a cancelled node writes no message); a list that lost the question
+ * itself gets it back after the message it followed. The same array when nothing changes.
  */
 export function withStoppedTurns<M extends MessageLike>(messages: M[], turns: readonly StoppedTurn<M>[]): M[];
 /** The turns a page stopped, per thread. */

@@ -57,11 +57,13 @@ export function createStreamAccumulator() {
     const key = String(message.id || order.length);
     const before = acc.text;
     const content = message.content || "";
-    if (messages.has(key) && message.type === "AIMessageChunk") {
+    // Every message of the id so far is a chunk of it: LangGraph's JS server types its
+    // chunks `ai`, not `AIMessageChunk`, and neither server sends a streamed message
+    // whole again (the SDK's own rebuild concatenates them alike).
+    if (messages.has(key)) {
       messages.set(key, mergeContent(messages.get(key), content));
     } else {
-      // A whole message replaces whatever chunks came before it.
-      if (!messages.has(key)) order.push(key);
+      order.push(key);
       messages.set(key, content);
     }
     return acc.text !== before;

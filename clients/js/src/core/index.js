@@ -30,7 +30,14 @@ export {
   taggedRun,
   withExactlyOnce,
 } from "./once.js";
-export { answerFromState, finalAnswer, pendingAnswer, statusFromState } from "./state.js";
+export {
+  answerFromState,
+  describeException,
+  errorFromTasks,
+  finalAnswer,
+  pendingAnswer,
+  statusFromState,
+} from "./state.js";
 export {
   DEFAULT_STALL_TIMEOUT_MS,
   joinPathFromHeaders,
@@ -39,5 +46,5 @@ export {
 } from "./stream.js";
 export { StoppedTurns, stoppedTurn, withStoppedTurns } from "./stopped.js";
 export { stoppedTurnsOf } from "./stopped-reads.js";
-export { answerText, contentText, mergeContent, splitThink } from "./text.js";
+export { answerText, contentText, mergeContent, reasoningText, splitThink } from "./text.js";
 export { applyAnswers, replaceText, withFinalAnswer } from "./messages.js";

@@ -46,6 +46,24 @@ export function joinPathFromHeaders(headers, baseUrl) {
   }
 }
 
+/**
+ * Whether the run is over, asked of the route as a long-poll of `ms` (the delay before
+ * the next reconnect); what it does not spend answering is slept.
+ */
+async function endedWithin(route, ms, sleepImpl, signal) {
+  const started = Date.now();
+  try {
+    if ((await route.fetch(ms / 1000)).complete) return true;
+  } catch (error) {
+    if (signal && signal.aborted) throw error;
+    // No answer now (the server is restarting, the thread is gone): the reconnect and,
+    // after it, the settling say what happened.
+  }
+  const left = ms - (Date.now() - started);
+  if (left > 0) await sleepImpl(left, signal);
+  return false;
+}
+
 function reconnectDelayMs(attempt) {
   const delay = Math.min(5000, 1000 * 2 ** attempt);
   return delay + Math.random() * delay * 0.25;
@@ -333,7 +351,18 @@ async function streamRun(
       streamError = cause;
       break;
     }
-    await sleepImpl(reconnectDelayMs(attempts - 1), signal);
+    const runNow = stream.runId ?? headerRunId;
+    const delay = reconnectDelayMs(attempts - 1);
+    if (runNow !== null && attempts > 1) {
+      // A rejoin failed too: the backoff is spent asking the route instead, so a run
+      // that ends while its rejoins fail is seen at its end, not after the next
+      // reconnect (or all five) has failed. The first reconnect comes first: it replays
+      // what the cut lost.
+      const route = new Reconciler({ url, threadId, runId: runNow, fetchImpl, headers, signal, sleep: sleepImpl });
+      if (await endedWithin(route, delay, sleepImpl, signal)) break;
+    } else {
+      await sleepImpl(delay, signal);
+    }
   }
 
   const streamedText = stream.text;

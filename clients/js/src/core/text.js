@@ -28,6 +28,40 @@ export function answerText(content) {
   return splitThink(contentText(content))[0];
 }
 
+function summaryTexts(summary) {
+  if (!Array.isArray(summary)) return [];
+  return summary
+    .filter((item) => item && typeof item.text === "string" && item.text)
+    .map((item) => item.text);
+}
+
+/**
+ * Every piece of reasoning a message carries, joined by blank lines, where the route's
+ * extraction finds it: LC v1 `reasoning` blocks (or an OpenAI summary), Anthropic
+ * `thinking`, `additional_kwargs.reasoning_content`, and a leading inline `<think>`.
+ */
+export function reasoningText(message) {
+  if (!message || typeof message !== "object") return "";
+  const parts = [];
+  const blocks = Array.isArray(message.content) ? message.content : [];
+  let reasoningBlock = false;
+  for (const block of blocks) {
+    if (!block || typeof block !== "object") continue;
+    if (block.type === "reasoning") {
+      reasoningBlock = true;
+      if (typeof block.reasoning === "string" && block.reasoning) parts.push(block.reasoning);
+      else parts.push(...summaryTexts(block.summary));
+    } else if (block.type === "thinking" && typeof block.thinking === "string" && block.thinking) {
+      parts.push(block.thinking);
+    }
+  }
+  const extra = message.additional_kwargs && message.additional_kwargs.reasoning_content;
+  if (!reasoningBlock && typeof extra === "string" && extra) parts.push(extra);
+  const inline = splitThink(contentText(message.content))[1];
+  if (inline) parts.push(inline);
+  return parts.join("\n\n");
+}
+
 function mergeDicts(left, right) {
   const merged = { ...left };
   for (const [key, value] of Object.entries(right)) {

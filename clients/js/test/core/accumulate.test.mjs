@@ -76,11 +76,14 @@ test("chunks merge like AIMessageChunk: by block index, strings concatenate", ()
   );
 });
 
-test("a whole `ai` message replaces its chunks; the newest message with text is shown", () => {
+test("chunks of one message append, `ai` or `AIMessageChunk`; the newest message with text is shown", () => {
+  // LangGraph's JS server types every chunk `ai`; both servers send a message whole only
+  // when it was not streamed (its id is new), as the SDK's own message rebuild assumes.
   const acc = createStreamAccumulator();
-  acc.feed("messages", chunkMessage("partial", "m1"));
+  acc.feed("messages", chunkMessage("par", "m1"));
+  acc.feed("messages", [{ type: "ai", id: "m1", content: "tial " }, {}]);
   acc.feed("messages", [{ type: "ai", id: "m1", content: [{ type: "text", text: "whole" }] }, {}]);
-  assert.equal(acc.text, "whole");
+  assert.equal(acc.text, "partial whole");
   acc.feed("messages|agent:1", chunkMessage("second", "m2"));
   assert.equal(acc.text, "second");
   acc.feed("messages", chunkMessage("", "m3")); // a tool-call message without text

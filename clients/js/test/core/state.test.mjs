@@ -3,9 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import {
-  answerFromState,
-} from "../../src/core/index.js";
+import { answerFromState, describeException, errorFromTasks } from "../../src/core/index.js";
 import { ai, human, state } from "../fixtures.mjs";
 
 // F2a extraction
@@ -73,7 +71,7 @@ test("answerFromState: never the previous turn's answer; statuses", () => {
     { threadStatus: "error" },
   );
   assert.equal(failed.status, "error");
-  assert.equal(failed.error.message, "ValueError('boom')");
+  assert.equal(failed.error.message, "ValueError: boom", "as the route reads the checkpoint's write");
   assert.equal(failed.content, "partial");
   const interrupted = answerFromState(
     "t",
@@ -88,3 +86,47 @@ test("answerFromState: never the previous turn's answer; statuses", () => {
 });
 
 // --------------------------------------------------------------------------------------
+
+test("describeException: a task's error as the route words it, from either server", () => {
+  assert.deepEqual(describeException("RuntimeError('the search backend is down')"), [
+    "RuntimeError",
+    "RuntimeError: the search backend is down",
+  ]);
+  assert.deepEqual(describeException('KeyError("it\'s gone")'), ["KeyError", "KeyError: it's gone"]);
+  assert.deepEqual(describeException("CancelledError()"), ["CancelledError", "CancelledError"]);
+  assert.deepEqual(describeException({ name: "Error", message: "down" }), ["Error", "Error: down"]);
+  assert.deepEqual(describeException("Error: down"), [null, "Error: down"]);
+  assert.deepEqual(describeException('{"message":"down","name":"Error"}'), ["Error", "Error: down"]);
+  assert.deepEqual(describeException("{not json"), [null, "{not json"]);
+  assert.deepEqual(describeException("ValueError(1, 2)"), ["ValueError", "ValueError(1, 2)"]);
+});
+
+test("errorFromTasks: a failure wins over the cancellations it caused; cancellations alone cancel", () => {
+  assert.equal(errorFromTasks(["CancelledError()", "RuntimeError('x')"]).code, "run_failed");
+  const cancelled = errorFromTasks(["NodeCancelledError()"]);
+  assert.deepEqual(cancelled, {
+    code: "run_cancelled",
+    message: "the run was cancelled mid-step (NodeCancelledError)",
+    retryable: false,
+  });
+  assert.equal(errorFromTasks([{ name: "AbortError", message: "aborted" }]).code, "run_cancelled");
+});
+
+test("answerFromState with includeReasoning: every kind of reasoning, joined", () => {
+  const message = {
+    type: "ai",
+    id: "m1",
+    content: [
+      { type: "reasoning", reasoning: "first" },
+      { type: "thinking", thinking: "second" },
+      { type: "text", text: "<think>third</think>The answer." },
+    ],
+    additional_kwargs: { reasoning_content: "not doubled" },
+  };
+  const body = answerFromState("t", state([human("q"), message]), { includeReasoning: true });
+  assert.equal(body.content, "The answer.");
+  assert.equal(body.reasoning, "first\n\nsecond\n\nthird");
+  assert.equal("reasoning" in answerFromState("t", state([human("q"), message])), false);
+  const kwargs = { type: "ai", content: "Plain.", additional_kwargs: { reasoning_content: "aside" } };
+  assert.equal(answerFromState("t", state([human("q"), kwargs]), { includeReasoning: true }).reasoning, "aside");
+});

@@ -222,3 +222,22 @@ test("leaving (signal) is not a Stop: it rejects and cancels nothing", async () 
   );
   assert.ok(!calls.some((c) => c.path.endsWith("/cancel")));
 });
+
+test("rejoins that keep failing: the backoff asks the route, and a run over ends the retries", async () => {
+  const bytes = enc.encode(runStream());
+  const { fetchImpl, calls } = mockServer([
+    [/^POST \/threads\/t\/runs\/stream$/, ({ init }) =>
+      sseResponse([bytes.slice(0, bytes.length - 40)], { fail: new TypeError("network error"), signal: init.signal })],
+    [/^GET \/threads\/t\/runs\/run-1\/stream$/, () => Promise.reject(new TypeError("fetch failed"))],
+    [/final-answer/, () => jsonResponse(200, FINAL)],
+  ]);
+  const result = await streamWithRecovery({
+    url: "http://x", threadId: "t", assistantId: "A", input: { messages: [] },
+    fetchImpl, sleep: async () => {},
+  });
+  assert.equal(result.content, ANSWER);
+  const rejoins = calls.filter((call) => /runs\/run-1\/stream$/.test(call.path));
+  const asked = calls.filter((call) => /final-answer$/.test(call.path));
+  assert.equal(rejoins.length, 1, "one rejoin failed; the route said the run was over");
+  assert.match(asked[0].search, /run_id=run-1&wait=\d/, "a long-poll of the backoff");
+});

@@ -1,0 +1,168 @@
+// The route's reads, through the langgraph API of the server it is mounted in (the SDK's
+// `Client` with no `apiUrl` reaches it by the server's loopback fetch), as the caller:
+// the caller's credentials go with every call, so the server's auth rules apply.
+
+import { Client } from "@langchain/langgraph-sdk";
+
+import { answerFromState, pendingAnswer } from "../core/state.js";
+import { verdict } from "./verdict.js";
+
+export class ThreadNotFound extends Error {
+  name = "ThreadNotFound";
+}
+
+/** The server could not answer (down, restarting, or answering junk): a 503. */
+export class StoreUnavailable extends Error {
+  name = "StoreUnavailable";
+}
+
+// What the JS server answers for a thread it cannot hold (not a UUID: 400 or 422) or
+// does not have, or one the caller may not see (its auth: 403, 404).
+const UNKNOWN_THREAD = new Set([400, 403, 404, 422]);
+// Headers that describe the caller's request, not the caller: never passed on.
+const NOT_PASSED_ON = new Set([
+  "accept",
+  "accept-encoding",
+  "connection",
+  "content-length",
+  "content-type",
+  "host",
+  "if-none-match",
+  "keep-alive",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+/** The caller's headers to send on the route's own API calls (its credentials). */
+export function callerHeaders(request) {
+  const headers = {};
+  for (const [name, value] of request.headers) {
+    if (!NOT_PASSED_ON.has(name.toLowerCase())) headers[name] = value;
+  }
+  return headers;
+}
+
+/** A client of the server the route is mounted in (or of `apiUrl`), as the caller. */
+export function clientFor(request, { apiUrl, client } = {}) {
+  if (typeof client === "function") return client(request);
+  if (client) return client;
+  return new Client({
+    apiUrl,
+    apiKey: null,
+    defaultHeaders: callerHeaders(request),
+    // The route answers at once or holds its own wait: the caller retries, not us.
+    callerOptions: { maxRetries: 0 },
+  });
+}
+
+function statusOf(error) {
+  return typeof error?.status === "number" ? error.status : null;
+}
+
+async function call(request) {
+  try {
+    return await request;
+  } catch (error) {
+    if (error?.name === "AbortError") throw error;
+    if (statusOf(error) === null || statusOf(error) >= 500) {
+      throw new StoreUnavailable(`langgraph API: ${error?.message ?? error}`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+async function orNull(request) {
+  try {
+    return await call(request);
+  } catch (error) {
+    if (statusOf(error) === 404 || statusOf(error) === 422 || statusOf(error) === 400) return null;
+    throw error;
+  }
+}
+
+export class ApiReader {
+  constructor(client) {
+    this.client = client;
+  }
+
+  async thread(threadId, signal) {
+    try {
+      return await call(this.client.threads.get(threadId, { signal }));
+    } catch (error) {
+      if (UNKNOWN_THREAD.has(statusOf(error))) throw new ThreadNotFound(threadId);
+      throw error;
+    }
+  }
+
+  /** The thread's latest state, or that of the run's newest checkpoint (null: none). */
+  async state(threadId, runId, signal) {
+    try {
+      if (runId == null) return await call(this.client.threads.getState(threadId, undefined, { signal }));
+      const history = await call(
+        this.client.threads.getHistory(threadId, { limit: 1, metadata: { run_id: runId }, signal }),
+      );
+      return Array.isArray(history) && history.length ? history[0] : null;
+    } catch (error) {
+      if (UNKNOWN_THREAD.has(statusOf(error))) throw new ThreadNotFound(threadId);
+      throw error;
+    }
+  }
+
+  /** Run id → status of the runs that matter to a verdict: those queued or executing,
+   * and the state's writer and the asked run, each looked up alone. */
+  async runs(threadId, runIds, signal) {
+    const found = new Map();
+    const [pending, running, ...alone] = await Promise.all([
+      orNull(this.client.runs.list(threadId, { status: "pending", limit: 100, signal })),
+      orNull(this.client.runs.list(threadId, { status: "running", limit: 100, signal })),
+      ...runIds.map((runId) => orNull(this.client.runs.get(threadId, runId, { signal }))),
+    ]);
+    for (const run of [...(pending ?? []), ...(running ?? []), ...alone]) {
+      if (run && typeof run.run_id === "string") found.set(run.run_id, run.status);
+    }
+    return found;
+  }
+
+  /**
+   * The route's answer now: the thread's (or the run's) state as an answer, judged by
+   * what the server knows of its runs. Throws `ThreadNotFound`, `RunNotFound`,
+   * `StoreUnavailable`.
+   */
+  async read(threadId, runId, signal) {
+    const thread = await this.thread(threadId, signal);
+    const threadStatus = typeof thread?.status === "string" ? thread.status : null;
+    let answer = await this.stateAnswer(threadId, runId, signal);
+    const settled =
+      answer.complete && (runId != null || (threadStatus !== "busy" && !(await this.queued(threadId, signal))));
+    // Settled: nothing executes it and no later run has taken the thread over, so no
+    // run of the server can change the verdict.
+    const asked = [runId, answer.run_id].filter((id, at, ids) => id != null && ids.indexOf(id) === at);
+    const runs = settled ? new Map() : await this.runs(threadId, asked, signal);
+    let judged = verdict(answer, runId, { threadStatus, runs });
+    if (!answer.complete && judged.complete) {
+      // The runs were read after the state: a run that ended in between left a state
+      // older than its end. Read as new as the runs before calling it stopped.
+      answer = await this.stateAnswer(threadId, runId, signal);
+      judged = verdict(answer, runId, { threadStatus: answer.complete ? null : threadStatus, runs });
+    }
+    return judged;
+  }
+
+  /** The answer the thread's (or the run's) state alone gives. */
+  async stateAnswer(threadId, runId, signal) {
+    const state = await this.state(threadId, runId, signal);
+    if (!state?.checkpoint?.checkpoint_id) return { ...pendingAnswer(threadId, runId), reasoning: "" };
+    return answerFromState(threadId, state, { includeReasoning: true });
+  }
+
+  /** Whether a run of the thread is queued (created, not yet started). */
+  async queued(threadId, signal) {
+    const pending = await orNull(this.client.runs.list(threadId, { status: "pending", limit: 1, signal }));
+    return Array.isArray(pending) && pending.length > 0;
+  }
+
+  /** Resolves when the run has ended (the server's own join), or on `signal`. */
+  async join(threadId, runId, signal) {
+    await orNull(this.client.runs.join(threadId, runId, { signal }));
+  }
+}

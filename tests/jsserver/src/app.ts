@@ -1,0 +1,3 @@
+import { finalAnswerApp } from "@evoscientist/final-answer/hono";
+
+export const app = finalAnswerApp();
