@@ -36,8 +36,32 @@ export function stoppedTurn(messages) {
     }
   }
   if (at === -1 && list.length === 0) return null;
-  const question = at === -1 ? null : { id: list[at].id ?? null, text: questionText(list[at]) };
+  const question =
+    at === -1
+      ? null
+      : Object.freeze({
+          id: list[at].id ?? null,
+          text: questionText(list[at]),
+          message: list[at],
+          // The message the question followed (null: it opened the thread): where the
+          // turn goes back when a list has lost the question itself.
+          after: at > 0 ? (list[at - 1].id ?? null) : null,
+          opened: at === 0,
+        });
   return Object.freeze({ question, messages: Object.freeze(list.slice(at + 1)) });
+}
+
+/**
+ * Where a turn whose question `list` lacks goes back: after the message its question
+ * followed at Stop, found at or after `from`; at `from` for a turn that opened the
+ * thread. -1 when the list lacks that message too (then the turn is not shown there).
+ */
+function lostQuestionIndex(list, turn, from) {
+  if (turn.question.opened) return from;
+  const { after } = turn.question;
+  if (after == null) return -1;
+  const at = list.findIndex((m, i) => i >= from - 1 && m && m.id === after);
+  return at === -1 ? -1 : at + 1;
 }
 
 /** Where `turn`'s question is in `list`, at or after `from`; -1 when absent. */
@@ -63,8 +87,9 @@ function keptAt(list, kept, after) {
  * showing what it showed at Stop: each kept message in place of the list's message with
  * its id (moved back into its turn if the list has it elsewhere), or, when the list lacks
  * it, inserted after the turn's messages before it (its question first; a turn without
- * a question opens the list). A turn whose question the
- * list does not hold is not shown there. The same array when nothing changes (stable
+ * a question opens the list). A turn whose question the list lost gets it back after
+ * the message it followed at Stop (or is not shown there, when that is gone too). The
+ * same array when nothing changes (stable
  * for the app's memos).
  */
 export function withStoppedTurns(messages, turns) {
@@ -76,7 +101,17 @@ export function withStoppedTurns(messages, turns) {
     let after = -1;
     if (turn.question !== null) {
       after = questionIndex(out, turn, from);
-      if (after === -1) continue;
+      if (after === -1) {
+        // The list lost the question itself: a binding that fell back, after a Stop, to
+        // the messages it held before the turn (the @langchain/svelte WebSocket
+        // transport, after a cut) until it rebinds to the thread's state. What the
+        // page showed stays: the question goes back where it was, its turn after it.
+        const at = lostQuestionIndex(out, turn, from);
+        if (at === -1) continue;
+        if (out === list) out = list.slice();
+        out.splice(at, 0, turn.question.message);
+        after = at;
+      }
     }
     for (const kept of turn.messages) {
       const at = keptAt(out, kept, after);

@@ -14,7 +14,10 @@ const shownAtStop = [human("h0", "first"), ai("a0", "first answer"), human("h1",
 
 test("stoppedTurn is the last question and what was shown after it", () => {
   const turn = stoppedTurn(shownAtStop);
-  assert.deepEqual(turn.question, { id: "h1", text: "second" });
+  assert.deepEqual(
+    { ...turn.question },
+    { id: "h1", text: "second", message: shownAtStop[2], after: "a0", opened: false },
+  );
   assert.deepEqual(turn.messages.map((m) => m.id), ["a1", "t1", "a2"]);
   assert.equal(turn.messages[2], shownAtStop[5], "the messages as shown, not copies");
   assert.equal(stoppedTurn([]), null);
@@ -101,4 +104,16 @@ test("a kept message the list holds after a later turn moves back into its own",
   // The binding's store still holds the stopped message; the state's turns come first.
   const list = [human("h1", "q"), ai("c1", ""), human("h2", "next"), ai("a2", "Next."), ai("a1", "Pa")];
   assert.deepEqual(withStoppedTurns(list, [turn]).map((m) => m.id), ["h1", "c1", "a1", "h2", "a2"]);
+});
+
+test("a list that lost the stopped turn's question gets the turn back, after the message it followed", () => {
+  // @langchain/svelte over WebSocket, Stop after a cut: until it rebinds to the thread's
+  // state, the binding shows the messages it held before the turn.
+  const turn = stoppedTurn(shownAtStop);
+  const before = [human("h0", "first"), ai("a0", "first answer")];
+  assert.deepEqual(withStoppedTurns(before, [turn]).map((m) => m.id), ["h0", "a0", "h1", "a1", "t1", "a2"]);
+  const opening = stoppedTurn([human("h0", "first"), ai("a0", "Fi")]);
+  assert.deepEqual(withStoppedTurns([], [opening]).map((m) => m.id), ["h0", "a0"]);
+  // The message it followed is gone too (another history): not shown there.
+  assert.deepEqual(withStoppedTurns([human("x", "other")], [turn]).map((m) => m.id), ["x"]);
 });
