@@ -58,6 +58,8 @@ def _check_group_names(item: pytest.Item) -> None:
 # about 6 min each, inside the suite's 9.
 ONE_AT_A_TIME = {
     "tests/js/test_browser_langchain_react.py": "chromium:a",
+    # LangGraph's JS server: its two pages after @langchain/react's, on their worker.
+    "tests/js/test_js_server.py": "chromium:a",
     "tests/js/test_browser_recovery.py": "chromium:b",
     "tests/js/test_browser_assistant_ui.py": "chromium:b",
     "tests/js/test_browser_svelte.py": "chromium:b",

@@ -11,7 +11,7 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, ExitStack
 from typing import Any
@@ -21,8 +21,10 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import Command
+from playwright.async_api import Browser
 
 from tests.support import js_server, jstools, route_contract
+from tests.support.browser_turns import healthy_bytes, run_page
 from tests.support.contract_graph import FAILURE, GRAPH_ID, QUESTION, SLOW, SPEC, answer_for
 from tests.support.proxy import Fault, FaultProxy, measure_stream_bytes
 from tests.support.servers import DevServer, langgraph_dev
@@ -249,3 +251,39 @@ async def test_stream_with_recovery_recovers_cuts_on_the_js_server(
     assert process.returncode == 0 and "# fail 0" in output and "# skipped 0" in output, context
     for name, proxy in proxies.items():
         assert proxy.stats.fired >= 1, f"{name}: the fault never broke a stream; {context}"
+
+
+# ---- the browser pages (useStream of the SDK, assistant-ui) on the JS server
+
+
+BROWSER_PAGES = {"useStream": "index.html", "assistant-ui": "assistant-ui.html"}
+# A healthy run's longest response per page, measured once (the faults are placed in it).
+_healthy_bytes: dict[str, int] = {}
+BROWSER_FAULTS: dict[str, Callable[[int], Fault]] = {
+    "cut mid-answer": lambda total: Fault("cut", int(0.7 * total), times=None),
+    "cut before the response": lambda total: Fault("cut", 0, match=("/runs/stream",)),
+}
+
+
+@pytest.mark.asyncio(loop_scope="session")
+@pytest.mark.parametrize("fault", list(BROWSER_FAULTS))
+@pytest.mark.parametrize("front_end", list(BROWSER_PAGES))
+async def test_a_page_on_the_js_server_ends_on_the_route_answer(
+    front_end: str, fault: str, browser: Browser, site: str, servers: dict[str, DevServer]
+) -> None:
+    """The adopted page (one changed import) streaming the JS server's contract graph,
+    cut: the route's exact answer, one run per submit."""
+    server = servers["js"]
+
+    def url_of(api: str) -> str:
+        return f"{site}/{BROWSER_PAGES[front_end]}?api={api}&hook=recovery&assistant={GRAPH_ID}"
+
+    if front_end not in _healthy_bytes:
+        _healthy_bytes[front_end] = await healthy_bytes(browser, server, url_of)
+    total = _healthy_bytes[front_end]
+    outcome = await run_page(browser, server, url_of, BROWSER_FAULTS[fault](total), 1)
+    (turn,) = outcome.turns
+    context = f"{front_end}, {fault}: {turn!r}; proxy {vars(outcome.proxy.stats)}"
+    print(context)
+    assert outcome.proxy.stats.fired >= 1, f"the fault never fired; {context}"
+    assert turn.exact and turn.runs == 1, context

@@ -10,6 +10,7 @@ chat model (no network, no key), token by token, so a ``messages`` stream shows 
   raises ``RuntimeError(FAILURE)``, and so the node and the run fail;
 - ``[interrupt]`` in ``q``: the node calls ``interrupt(QUESTION)`` first; resumed, it
   answers as below;
+- ``[think]`` in ``q``: the answer opens with its reasoning inline (``<think>…</think>``);
 - otherwise the answer is ``answer_for(q)``, in word-sized tokens, ``SLOW_DELAY`` s
   apart when ``q`` holds ``[slow]``, else ``DELAY`` s.
 
@@ -46,6 +47,7 @@ SPEC = "tests/support/contract_graph.py:graph"
 FAIL = "[fail]"
 INTERRUPT = "[interrupt]"
 SLOW = "[slow]"
+THINK = "[think]"
 FAILURE = "the search backend is down"
 FAIL_AFTER = 3
 QUESTION = {"question": "approve?"}
@@ -56,9 +58,11 @@ _TOKEN = re.compile(r"\s*\S+\s*")  # the same expression as contract.ts's
 
 
 def answer_for(q: str) -> str:
-    """The contract graph's whole answer to ``q`` (reasoning tags included)."""
+    """The contract graph's whole answer to ``q`` (with ``[think]`` in ``q``, its
+    reasoning inline first, as some models write it)."""
+    reasoning = f"<think>Weighing: {q}</think>" if THINK in q else ""
     return (
-        f'<think>Weighing: {q}</think>Answer to "{q}": a control group receives no '
+        f'{reasoning}Answer to "{q}": a control group receives no '
         "treatment, so any difference is the treatment's effect."
     )
 

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 from langgraph_sdk.client import LangGraphClient
 
-from tests.support.contract_graph import FAILURE, GRAPH_ID, QUESTION, SLOW, answer_for
+from tests.support.contract_graph import FAILURE, GRAPH_ID, QUESTION, SLOW, THINK, answer_for
 
 Q = "What is a control group?"
 UNKNOWN_ID = "00000000-0000-4000-8000-00000000c0de"
@@ -34,7 +34,7 @@ WAIT_WITHIN_S = 1.5
 
 def visible(answer: str) -> str:
     """The contract graph's answer as the route shows it: the inline reasoning cut."""
-    return answer.split("</think>", 1)[1]
+    return answer.split("</think>", 1)[-1]
 
 
 @dataclass
@@ -200,20 +200,21 @@ async def case_bad_requests(route: Route) -> Any:
 
 @case
 async def case_finished_run(route: Route) -> Any:
+    """A finished run: its answer, its inline reasoning cut (and given when asked for)."""
     thread = await route.thread()
-    run = await route.ask(thread, Q)
+    question = f"{Q} {THINK}"
+    run = await route.ask(thread, question)
+    answer = answer_for(question)
+    assert answer.startswith("<think>")
     plain = route.seen(await route.get(thread))
     body = plain["body"]
-    assert (body["status"], body["complete"], body["content"]) == (
-        "success",
-        True,
-        visible(answer_for(Q)),
-    )
+    assert (body["status"], body["complete"]) == ("success", True), plain
+    assert body["content"] == visible(answer), plain
     assert body["run_id"] == route.labels[run] and body["error"] is None and "reasoning" not in body
     reasoning = route.seen(await route.get(thread, include_reasoning="true"))
-    assert reasoning["body"]["reasoning"] == f"Weighing: {Q}"
+    assert reasoning["body"]["reasoning"] == f"Weighing: {question}"
     text = route.seen(await route.get(thread, format="text"))
-    assert text["body"] == visible(answer_for(Q))
+    assert text["body"] == visible(answer)
     assert text["headers"]["x-answer-status"] == "success" and text["has_checkpoint_header"]
     return [plain, reasoning, text]
 

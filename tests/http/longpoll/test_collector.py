@@ -29,7 +29,9 @@ def test_the_started_heap_is_frozen_and_the_thresholds_raised(
 ) -> None:
     monkeypatch.delenv("EVOSCIENTIST_GC_TUNING", raising=False)
     frozen = tune_collector()
-    assert frozen > 0 and gc.get_freeze_count() == frozen
+    # Frozen objects may be freed afterwards (by this test's or another thread's last
+    # reference going), never added: the count only falls from what was frozen.
+    assert frozen > 0 and 0 < gc.get_freeze_count() <= frozen
     assert gc.get_threshold() == SERVER_THRESHOLDS
 
 

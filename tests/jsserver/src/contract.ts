@@ -7,6 +7,7 @@
 // - `[fail]` in `q`: the model streams the answer's first FAIL_AFTER tokens, then throws
 //   `Error(FAILURE)`, and so the node and the run fail;
 // - `[interrupt]` in `q`: the node calls `interrupt(QUESTION)` first; resumed, it answers;
+// - `[think]` in `q`: the answer opens with its reasoning inline (`<think>…</think>`);
 // - otherwise the answer is `answerFor(q)`, in word-sized tokens, SLOW_DELAY s apart when
 //   `q` holds `[slow]`, else DELAY s.
 // The AI message's id is the framework's (`run-…` here, `lc_run--…` in Python).
@@ -21,6 +22,7 @@ import { END, interrupt, MessagesAnnotation, START, StateGraph } from "@langchai
 const FAIL = "[fail]";
 const INTERRUPT = "[interrupt]";
 const SLOW = "[slow]";
+const THINK = "[think]";
 const FAILURE = "the search backend is down";
 const FAIL_AFTER = 3;
 const QUESTION = { question: "approve?" };
@@ -32,8 +34,9 @@ const SLOW_DELAY_S = 0.1;
 const TOKEN = /\s*\S+\s*/g;
 
 export function answerFor(q: string): string {
+  const reasoning = q.includes(THINK) ? `<think>Weighing: ${q}</think>` : "";
   return (
-    `<think>Weighing: ${q}</think>Answer to "${q}": a control group receives no ` +
+    `${reasoning}Answer to "${q}": a control group receives no ` +
     "treatment, so any difference is the treatment's effect."
   );
 }
