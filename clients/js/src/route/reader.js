@@ -85,13 +85,21 @@ export class ApiReader {
     this.client = client;
   }
 
+  /** The thread's id and status, or `ThreadNotFound`. A search that selects them alone:
+   * `threads.get` would also serialise the thread's values (its whole message list). */
   async thread(threadId, signal) {
+    let found;
     try {
-      return await call(this.client.threads.get(threadId, { signal }));
+      found = await call(
+        this.client.threads.search({ ids: [threadId], select: ["thread_id", "status"], limit: 1, signal }),
+      );
     } catch (error) {
       if (UNKNOWN_THREAD.has(statusOf(error))) throw new ThreadNotFound(threadId);
       throw error;
     }
+    const thread = Array.isArray(found) ? found.find((row) => row && row.thread_id === threadId) : null;
+    if (!thread) throw new ThreadNotFound(threadId);
+    return thread;
   }
 
   /** The thread's latest state, or that of the run's newest checkpoint (null: none). */
