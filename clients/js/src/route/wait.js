@@ -9,17 +9,16 @@ export const RECHECK_MS = 2000;
 // With `If-None-Match` any new checkpoint is news, and no join reports one.
 export const PROGRESS_MS = 250;
 
-function aborted(signal) {
-  return signal?.aborted ? Promise.resolve() : new Promise((resolve) => signal?.addEventListener("abort", resolve, { once: true }));
-}
-
 /** Until the answer's run ends, `ms` pass or the caller leaves, whichever is first. */
 async function nextNews(reader, threadId, runId, ms, signal) {
+  // One signal ends every wait: the caller leaving aborts it, and so does the first wait
+  // to end (a listener per wait on the caller's signal would pile up over a long poll).
   const stop = new AbortController();
   const onAbort = () => stop.abort();
+  if (signal?.aborted) stop.abort();
   signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    const waits = [sleep(ms, stop.signal).catch(() => {}), aborted(signal)];
+    const waits = [sleep(ms, stop.signal).catch(() => {})];
     if (runId != null) waits.push(reader.join(threadId, runId, stop.signal).catch(() => {}));
     await Promise.race(waits);
   } finally {
