@@ -73,6 +73,29 @@ def fallback_api_url() -> str | None:
     return url
 
 
+READ_FROM_STORE = "store"
+READ_FROM_API = "api"
+
+
+def read_from() -> str:
+    """``$EVOSCIENTIST_READ_FROM``: where the standalone app reads checkpoints.
+
+    ``store`` (default): the store the environment names, falling back to
+    ``EVOSCIENTIST_LANGGRAPH_URL``'s API when set. ``api``: only that API, as each
+    caller (its credentials passed on), judging runs by what that server says of them:
+    the app as a sidecar of a server that takes no custom routes (a managed
+    deployment, any LangGraph server). Inside a langgraph API server it is ignored:
+    the route reads the server's own store."""
+    value = os.environ.get("EVOSCIENTIST_READ_FROM", "").strip().lower() or READ_FROM_STORE
+    if value not in (READ_FROM_STORE, READ_FROM_API):
+        raise ValueError(f"EVOSCIENTIST_READ_FROM must be 'store' or 'api', got {value!r}")
+    if value == READ_FROM_API and fallback_api_url() is None:
+        raise ValueError(
+            "EVOSCIENTIST_READ_FROM=api needs EVOSCIENTIST_LANGGRAPH_URL: the server to read"
+        )
+    return value
+
+
 DEFAULT_RUN_SILENCE_SECONDS = 1800.0
 
 
@@ -155,6 +178,7 @@ SETTINGS: dict[str, Callable[[], object]] = {
     "EVOSCIENTIST_DATA_DIR": data_dir,
     "EVOSCIENTIST_AGENT_NAME": agent_name,
     "EVOSCIENTIST_LANGGRAPH_URL": fallback_api_url,
+    "EVOSCIENTIST_READ_FROM": read_from,
     "EVOSCIENTIST_DATABASE_URI": database_uri,
     "EVOSCIENTIST_GC_TUNING": gc_tuning,
     "EVOSCIENTIST_RUN_SILENCE_SECONDS": run_silence_seconds,

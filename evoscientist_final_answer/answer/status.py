@@ -9,6 +9,7 @@ langgraph ≥ 1.0 keeps a pending node ``X`` as a ``branch:to:X`` value in
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -31,9 +32,10 @@ _EXCEPTION_REPR = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.DOTALL)
 # A task cancelled mid-step writes one of these: ``CancelledError`` when langgraph
 # cancels it (a sibling task failed, or the run was cancelled while its writes were
 # still being saved), ``NodeCancelledError`` when the node's own awaited call (a model
-# call) was cancelled under it.
+# call) was cancelled under it; ``AbortError`` on LangGraph's JavaScript server.
 CANCELLED_ERRORS = frozenset(
     {
+        "AbortError",
         "CancelledError",
         "asyncio.CancelledError",
         "NodeCancelledError",
@@ -101,11 +103,22 @@ def run_error(code: str, message: str, *, retryable: bool) -> dict[str, Any]:
 
 def describe_exception(value: Any) -> tuple[str | None, str]:
     """``(type name, "Type: text")`` of an ``__error__`` write: langgraph keeps the
-    exception's ``repr`` (``RuntimeError('kaboom')``), or the exception itself."""
+    exception's ``repr`` (``RuntimeError('kaboom')``), or the exception itself; LangGraph's
+    JavaScript server keeps the JSON of ``{"message", "name"}`` (read through its API by
+    a sidecar). As core/state.js's ``describeException`` reads them."""
     if isinstance(value, BaseException):
         name, text = type(value).__name__, str(value)
         return name, f"{name}: {text}" if text else name
+    if isinstance(value, Mapping):
+        return _described_object(value)
     raw = str(value)
+    if raw.startswith("{"):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return _described_object(parsed)
     match = _EXCEPTION_REPR.match(raw.strip())
     if match is None:
         return None, raw
@@ -119,6 +132,17 @@ def describe_exception(value: Any) -> tuple[str | None, str]:
     if len(parsed) == 1:
         return name, f"{name}: {parsed[0]}"
     return name, f"{name}: {', '.join(map(str, parsed))}"
+
+
+def _described_object(value: Mapping[str, Any]) -> tuple[str | None, str]:
+    name = value.get("name") if isinstance(value.get("name"), str) else None
+    if name is None and isinstance(value.get("type"), str):
+        name = value["type"]
+    message = value.get("message")
+    text = message if isinstance(message, str) else json.dumps(value, default=str)
+    if name:
+        return name, f"{name}: {text}" if text else name
+    return None, text
 
 
 def error_from_writes(values: Iterable[Any]) -> dict[str, Any]:

@@ -215,6 +215,10 @@ FINAL_ANSWER_OPERATION: dict[str, Any] = {
             "thread and that no checkpoint carries; anywhere, a run that was deleted "
             "(rolled back) on any server sharing the store"
         ),
+        "401": _error(
+            "unauthorized: the standalone app as a sidecar (EVOSCIENTIST_READ_FROM=api) "
+            "passed the caller's credentials on, and the server it reads refused them"
+        ),
         "422": _error("invalid_request: a malformed thread id or parameter"),
         "503": _error(
             "store_unavailable (retryable: the store could not be read in time, or the "

@@ -11,7 +11,6 @@ middleware, CORS and auth apply to them as to the host's own routes. The complet
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
 from collections.abc import Awaitable
@@ -38,6 +37,7 @@ from evoscientist_final_answer.http.responses import (
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.settings import SettingError
 from evoscientist_final_answer.store.errors import (
+    CallerUnauthorized,
     CheckpointUnreadable,
     RunNotFound,
     StoreDamaged,
@@ -90,17 +90,9 @@ def authenticated_user_id(request: Request) -> str | None:
 
 
 def auth_context(request: Request, service: FinalAnswerService) -> AbstractAsyncContextManager[Any]:
-    """Inside the server (its facts asked as the caller), run the route's in-process API
-    calls as the caller: those calls skip the auth middleware, but langgraph's handlers
-    read this context var and apply the auth handler's own rules
-    (``@auth.on.threads.read``) to them."""
-    if "user" not in request.scope or not service.server.asks_as_caller:
-        return contextlib.nullcontext()
-    try:
-        from langgraph_api.utils import with_user
-    except ImportError:  # pragma: no cover - another server version
-        return contextlib.nullcontext()
-    return with_user(request.scope.get("user"), request.scope.get("auth"))
+    """The route's API calls for this request run as its caller, where the server view
+    asks as the caller (``ServerView.caller_context``)."""
+    return service.server.caller_context(request.scope, request.headers)
 
 
 # The route's methods. Inside langgraph dev a method a route lacks falls through to
@@ -215,6 +207,8 @@ async def get_final_answer(request: Request, service: FinalAnswerService) -> Res
         return error_response(
             404, "thread_not_found", f"thread {query.thread_id!r} not found", retryable=False
         )
+    except CallerUnauthorized as exc:
+        return error_response(401, "unauthorized", str(exc), retryable=False)
     except RunNotFound:
         return error_response(
             404,

@@ -22,25 +22,34 @@ encryption) names no one.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Hashable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import httpx
 from langgraph_sdk.client import LangGraphClient
-from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
+from langgraph_sdk.errors import AuthenticationError
+from starlette.datastructures import Headers
+from starlette.types import Scope
 
 from evoscientist_final_answer.server.status_watch import Lagging, StatusQuery, StatusWatch
 from evoscientist_final_answer.server.view import ServerView
 from evoscientist_final_answer.store.api.calls import our_api_calls
-from evoscientist_final_answer.store.api.reader import AUTH_USER_KEY, ApiAnswerReader, api_thread_id
-from evoscientist_final_answer.store.errors import ApiInvalid, StoreUnavailable
+from evoscientist_final_answer.store.api.reader import (
+    AUTH_USER_KEY,
+    UNKNOWN_THREAD,
+    ApiAnswerReader,
+    api_error_message,
+    api_thread_id,
+)
+from evoscientist_final_answer.store.errors import ApiInvalid, CallerUnauthorized, StoreUnavailable
 
 logger = logging.getLogger(__name__)
 
 # The newest runs of a thread read in one call; a run further back is asked for alone.
 RUNS_PAGE = 100
-_UNKNOWN = (NotFoundError, UnprocessableEntityError)
 # How often the waited-on threads' statuses are read: one search for all of them (a
 # request through the server's stack); and, for the threads whose server lags their
 # final checkpoint, how often, and how long one such wait lasts at most.
@@ -81,6 +90,18 @@ class ServerApi(ServerView):
             return await api_run_owners(self.api.client, thread_id)
         except StoreUnavailable:
             return set()  # nothing learnt: the API's own answer decides
+
+    def caller_context(self, scope: Scope, headers: Headers) -> AbstractAsyncContextManager[Any]:
+        """The server's in-process API calls skip its auth middleware, but its handlers
+        read langgraph's auth context and apply the auth handler's own rules
+        (``@auth.on.threads.read``): run them as the authenticated caller."""
+        if "user" not in scope:
+            return contextlib.nullcontext()
+        try:
+            from langgraph_api.utils import with_user
+        except ImportError:  # pragma: no cover - another server version
+            return contextlib.nullcontext()
+        return with_user(scope.get("user"), scope.get("auth"))
 
     def status_watch(self) -> StatusWatch:
         if self._watch is None:
@@ -129,8 +150,10 @@ async def server_runs(
     try:
         with our_api_calls():  # the route's own calls stay out of the server's log
             return await _runs(client, thread_id, wanted)
-    except _UNKNOWN:
+    except UNKNOWN_THREAD:
         return {}  # a thread this server does not know has no runs
+    except AuthenticationError as exc:
+        raise CallerUnauthorized(api_error_message(exc)) from exc
     except (httpx.HTTPError, OSError) as exc:
         raise StoreUnavailable(f"langgraph API: {type(exc).__name__}: {exc}") from exc
 
@@ -146,7 +169,7 @@ async def _runs(
         for run_id in {r for r in wanted if r is not None} - runs.keys():
             try:
                 run = await client.runs.get(thread_id, run_id)
-            except _UNKNOWN:
+            except UNKNOWN_THREAD:
                 continue
             runs.update((_run_status(run),))
     return runs
@@ -168,8 +191,10 @@ async def api_run_owners(client: LangGraphClient, thread_id: str) -> set[str]:
     try:
         with our_api_calls():
             listed = await client.runs.list(thread_id, limit=RUNS_PAGE)
-    except _UNKNOWN:
+    except UNKNOWN_THREAD:
         return set()
+    except AuthenticationError as exc:
+        raise CallerUnauthorized(api_error_message(exc)) from exc
     except (httpx.HTTPError, OSError) as exc:
         raise StoreUnavailable(f"langgraph API: {type(exc).__name__}: {exc}") from exc
     if not isinstance(listed, list):

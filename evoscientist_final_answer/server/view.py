@@ -11,6 +11,9 @@ run, picked once when the service is built (``server.choice``):
   it holds ``busy``.
 - ``ServerApi`` (``server.api``): inside a langgraph API server, asking it through its
   API (in process; or at the configured URL).
+- ``RemoteServer`` (``server.remote``): standalone as a sidecar
+  (``EVOSCIENTIST_READ_FROM=api``), asking the server at ``EVOSCIENTIST_LANGGRAPH_URL``
+  as each caller: that server runs the threads, and its auth decides.
 - ``RuntimeTables`` (``server.runtime``): inside ``langgraph dev``, reading the
   in-memory runtime's own tables (microseconds, where a request costs milliseconds).
 
@@ -20,8 +23,14 @@ A read asks through ``ThreadFacts``: each fact fetched when the verdict
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
+from typing import Any
+
+from starlette.datastructures import Headers
+from starlette.types import Scope
 
 from evoscientist_final_answer.answer.result import FinalAnswer
 from evoscientist_final_answer.answer.run_liveness import (
@@ -44,6 +53,11 @@ class ServerView:
     # Its questions are asked as the caller (inside the server: langgraph's auth rules
     # apply to the in-process API calls): a long-poll runs in its first caller's context.
     asks_as_caller = False
+
+    def caller_context(self, scope: Scope, headers: Headers) -> AbstractAsyncContextManager[Any]:
+        """Where the route's reads for one request run: as that caller, when this view
+        asks as the caller (``asks_as_caller``); else nothing of the request's."""
+        return contextlib.nullcontext()
 
     def facts(self, thread_id: str) -> ThreadFacts:
         """What this view knows of the thread, gathered for one read."""

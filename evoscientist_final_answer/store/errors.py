@@ -34,3 +34,8 @@ class StoreDamaged(StoreUnavailable):
     """The store file is not a database, or its pages are corrupt: retrying will not
     help until it is repaired or replaced (a locked or busy store is the retryable
     ``StoreUnavailable``)."""
+
+
+class CallerUnauthorized(Exception):
+    """The langgraph API read as the caller (the sidecar) refused the caller's
+    credentials (401): passed on as the route's own 401."""

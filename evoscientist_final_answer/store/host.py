@@ -57,8 +57,11 @@ def this_process_agent() -> str | None:
 async def this_process_store() -> StoreAddress | None:
     """Inside a langgraph API server, the store the server was configured with (its
     checkpointer's, untold), or None when it is none we read (its own in-memory store,
-    a saver of another kind); standalone, the environment's."""
+    a saver of another kind); standalone, the environment's (none for a sidecar, which
+    reads only its server's API: ``EVOSCIENTIST_READ_FROM=api``)."""
     if not inside_langgraph_server():
+        if settings.read_from() == settings.READ_FROM_API:
+            return None
         return environment_store()
     saver = await host_saver()
     return None if saver is None else await store_of(saver)

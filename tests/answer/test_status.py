@@ -216,6 +216,11 @@ def test_error_wins_over_interrupt_and_pending_nodes() -> None:
         ("Weird(<object at 0x1>)", "Weird", "Weird(<object at 0x1>)"),
         ("not a repr", None, "not a repr"),
         (RuntimeError("live"), "RuntimeError", "RuntimeError: live"),
+        # LangGraph's JavaScript server, read through its API (a sidecar)
+        ('{"message":"down","name":"Error"}', "Error", "Error: down"),
+        ({"message": "down", "name": "TypeError"}, "TypeError", "TypeError: down"),
+        ('{"message":"no name"}', None, "no name"),
+        ("{not json", None, "{not json"),
     ],
 )
 def test_describe_exception(written: Any, name: str | None, text: str) -> None:
@@ -223,7 +228,8 @@ def test_describe_exception(written: Any, name: str | None, text: str) -> None:
 
 
 def test_a_cancelled_task_is_a_cancelled_run_unless_another_failed() -> None:
-    for cancelled in ("CancelledError()", "NodeCancelledError('agent')"):
+    aborted = '{"message":"Aborted","name":"AbortError"}'  # the JS server's
+    for cancelled in ("CancelledError()", "NodeCancelledError('agent')", aborted):
         assert error_from_writes([cancelled])["code"] == "run_cancelled"
         assert error_from_writes([cancelled])["retryable"] is False
         # langgraph cancels the siblings of a failing task: the failure is the answer.

@@ -32,9 +32,16 @@ MISTYPED = [
     ("EVOSCIENTIST_DATABASE_URI", "mysql://db/x", "postgresql://"),
     ("EVOSCIENTIST_LANGGRAPH_URL", "ftp://example", "http(s)://"),
     ("EVOSCIENTIST_LANGGRAPH_URL", "http://", "http(s)://"),
+    ("EVOSCIENTIST_READ_FROM", "remote", "'store' or 'api'"),
+    ("EVOSCIENTIST_READ_FROM", "api", "needs EVOSCIENTIST_LANGGRAPH_URL"),
 ]
 # Blank is unset: the default, never an error.
-BLANK = ["EVOSCIENTIST_RUN_SILENCE_SECONDS", "EVOSCIENTIST_LANGGRAPH_URL", "EVOSCIENTIST_GC_TUNING"]
+BLANK = [
+    "EVOSCIENTIST_RUN_SILENCE_SECONDS",
+    "EVOSCIENTIST_LANGGRAPH_URL",
+    "EVOSCIENTIST_GC_TUNING",
+    "EVOSCIENTIST_READ_FROM",
+]
 
 
 async def hosts_own(request: Request) -> PlainTextResponse:
@@ -63,6 +70,7 @@ async def test_a_mistyped_setting_is_a_json_503_naming_it(
     value: str,
     accepts: str,
 ) -> None:
+    monkeypatch.delenv("EVOSCIENTIST_LANGGRAPH_URL", raising=False)
     monkeypatch.setenv(variable, value)
     caplog.set_level(logging.ERROR, logger="evoscientist_final_answer")
     answers = [await host.get(final_answer()) for _ in range(3)]

@@ -28,6 +28,7 @@ from tests.support.browser_turns import healthy_bytes, run_page
 from tests.support.contract_graph import FAILURE, GRAPH_ID, QUESTION, SLOW, SPEC, answer_for
 from tests.support.proxy import Fault, FaultProxy, measure_stream_bytes
 from tests.support.servers import DevServer, langgraph_dev
+from tests.support.sidecar import Sidecar, sidecar
 
 pytestmark = pytest.mark.e2e
 
@@ -63,6 +64,15 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, DevS
         if failure is not None:
             raise failure
         yield started
+
+
+@pytest.fixture(scope="module")
+def js_sidecar(
+    servers: dict[str, DevServer], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Sidecar]:
+    """The Python complete app as a sidecar of the JS server: its API alone."""
+    with sidecar(servers["js"].url, tmp_path_factory.mktemp("sidecar")) as app:
+        yield app
 
 
 @pytest.fixture(params=SERVERS)
@@ -173,7 +183,7 @@ def test_each_server_has_its_own_scratch_dir(servers: dict[str, DevServer]) -> N
     assert js.data_dir.parent == js.workdir
     assert isinstance(js, js_server.JsServer)
     assert js.startup_s < js_server.STARTUP_TIMEOUT
-    print(f"langgraphjs dev: spawn to /ok in {js.startup_s:.2f} s")
+    print(f"langgraphjs dev: spawn to /info in {js.startup_s:.2f} s")
 
 
 def test_project_is_a_users() -> None:
@@ -186,26 +196,37 @@ def test_project_is_a_users() -> None:
     ]
 
 
-# ---- the route's contract on both servers (tests/support/route_contract.py)
+# ---- the route's contract on both servers, and the sidecar (tests/support/route_contract.py)
+
+# Where each route is asked, and which server runs the threads it is asked about.
+ROUTES = {"js": "js", "python": "python", "sidecar": "js"}
 
 
 @pytest.mark.parametrize("name", list(route_contract.CASES))
 async def test_the_route_keeps_its_contract_on_both_servers(
-    name: str, servers: dict[str, DevServer]
+    name: str, servers: dict[str, DevServer], js_sidecar: Sidecar
 ) -> None:
-    """Each case passes on each server, and the two servers answer alike."""
+    """Each case passes on each server's route and on the sidecar of the JS server
+    (the Python complete app reading that server's API), and all three answer alike."""
     routes: dict[str, route_contract.Route] = {}
     async with contextlib.AsyncExitStack() as stack:
-        for server_name in SERVERS:
-            url = servers[server_name].url
-            api = get_client(url=url, api_key=None)
+        for route_name, server_name in ROUTES.items():
+            api = get_client(url=servers[server_name].url, api_key=None)
             stack.push_async_callback(api.aclose)
+            url = js_sidecar.url if route_name == "sidecar" else servers[server_name].url
             http = await stack.enter_async_context(httpx.AsyncClient(base_url=url, timeout=60))
-            routes[server_name] = route_contract.Route(server_name, api, http)
-        seen = await asyncio.gather(
-            *(route_contract.CASES[name](route) for route in routes.values())
+            routes[route_name] = route_contract.Route(route_name, api, http)
+        seen = dict(
+            zip(
+                routes,
+                await asyncio.gather(
+                    *(route_contract.CASES[name](route) for route in routes.values())
+                ),
+                strict=True,
+            )
         )
-    assert seen[0] == seen[1], f"{SERVERS[0]}: {seen[0]}\n{SERVERS[1]}: {seen[1]}"
+    for route_name, one in seen.items():
+        assert one == seen["js"], f"js: {seen['js']}\n{route_name}: {one}"
 
 
 # ---- the package's own client recovers cut streams on the JS server

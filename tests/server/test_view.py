@@ -17,6 +17,7 @@ from evoscientist_final_answer.answer.status import RunStatus
 from evoscientist_final_answer.server.api import ServerApi
 from evoscientist_final_answer.server.choice import api_for_this_process, server_view
 from evoscientist_final_answer.server.fallback import FallbackApi
+from evoscientist_final_answer.server.remote import RemoteServer
 from evoscientist_final_answer.server.runtime import RuntimeTables
 from evoscientist_final_answer.server.view import NoServer, ServerView
 
@@ -39,6 +40,26 @@ def test_standalone(monkeypatch: pytest.MonkeyPatch) -> None:
     api = api_for_this_process("http://127.0.0.1:1")
     assert api is not None and api.url == "http://127.0.0.1:1"
     assert type(server_view(api)) is FallbackApi
+    assert not api.sidecar
+
+
+async def test_standalone_as_a_sidecar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``EVOSCIENTIST_READ_FROM=api``: no store, and the server's API read as each
+    caller, its runs weighed as the server's own."""
+    from evoscientist_final_answer.store.host import this_process_store
+
+    monkeypatch.delitem(sys.modules, "langgraph_api.server", raising=False)
+    monkeypatch.setenv("EVOSCIENTIST_READ_FROM", "api")
+    monkeypatch.setenv("EVOSCIENTIST_LANGGRAPH_URL", "http://127.0.0.1:1")
+    assert await this_process_store() is None
+    api = api_for_this_process("http://127.0.0.1:1")
+    assert api is not None and api.sidecar
+    view = server_view(api)
+    assert type(view) is RemoteServer
+    assert view.runs_here and view.asks_as_caller and view.status_watch() is None
+    # Inside a server the setting is ignored: the route reads the server's own store.
+    inside_the_server(monkeypatch, runtime=True)
+    assert type(server_view(api_for_this_process(None))) is RuntimeTables
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,10 @@ from tests.support.servers import NOT_INHERITED, REPO, DevServer, free_port, sto
 
 PROJECT = REPO / "tests" / "jsserver"
 LANGGRAPHJS = PROJECT / "node_modules" / ".bin" / "langgraphjs"
-COPIED = ("langgraph.json", "package.json", "tsconfig.json", ".gitignore")
+COPIED = ("package.json", "tsconfig.json", ".gitignore")
+CONFIG = "langgraph.json"
+# The same project with its custom auth handler (tests/jsserver/src/auth.ts).
+AUTH_CONFIG = "langgraph.auth.json"
 LINKED = ("src", "node_modules")
 STARTUP_TIMEOUT = 90.0
 # The server's own line once it listens (its banner names the port before it binds).
@@ -45,7 +48,7 @@ PORT_TRIES = 3
 @dataclass
 class JsServer(DevServer):
     """A ``DevServer`` whose ``data_dir`` is its ``.langgraph_api``; ``startup_s``: from
-    spawn to ``GET /ok`` answering 200."""
+    spawn to ``GET /info`` answering 200."""
 
     startup_s: float = 0.0
 
@@ -57,10 +60,11 @@ def installed() -> None:
         jstools.missing(f"{PROJECT}/node_modules is not installed: run `npm ci` there (make test)")
 
 
-def _project(workdir: Path) -> None:
+def _project(workdir: Path, config: str) -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     for name in COPIED:
         shutil.copy(PROJECT / name, workdir / name)
+    shutil.copy(PROJECT / config, workdir / CONFIG)
     for name in LINKED:
         link = workdir / name
         if not link.is_symlink():
@@ -68,8 +72,9 @@ def _project(workdir: Path) -> None:
 
 
 def _wait_until_up(port: int, process: subprocess.Popen[bytes], log_path: Path) -> None:
-    """Until this process says it listens on ``port`` and ``/ok`` answers 200 there (so
-    a request never reaches another test's server on a port this one failed to bind)."""
+    """Until this process says it listens on ``port`` and ``/info`` answers 200 there
+    (so a request never reaches another test's server on a port this one failed to
+    bind; ``/info`` is the one route a custom auth handler does not guard)."""
     deadline = time.monotonic() + STARTUP_TIMEOUT
     listening = LISTENING.format(port=port)
     while time.monotonic() < deadline:
@@ -78,7 +83,7 @@ def _wait_until_up(port: int, process: subprocess.Popen[bytes], log_path: Path) 
             raise _Exited(log[-4000:], port_taken=PORT_TAKEN in log)
         if listening in log:
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/ok", timeout=1.0).status_code == 200:
+                if httpx.get(f"http://127.0.0.1:{port}/info", timeout=1.0).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
@@ -93,13 +98,16 @@ class _Exited(RuntimeError):
 
 
 @contextmanager
-def js_server(workdir: Path, env: dict[str, str] | None = None) -> Iterator[JsServer]:
+def js_server(
+    workdir: Path, env: dict[str, str] | None = None, *, config: str = CONFIG
+) -> Iterator[JsServer]:
     """``langgraphjs dev`` on a free port of 127.0.0.1, in a project of its own in
     ``workdir``, no browser, no reload, no analytics and no tracing; its output in
     ``workdir/langgraphjs-dev-<port>.log``; in a session of its own, stopped with
     everything it started (SIGTERM, then SIGKILL) at exit. ``env``: more of the
-    server's environment."""
-    _project(workdir)
+    server's environment; ``config``: the project's langgraph.json to serve
+    (``AUTH_CONFIG``: with its auth handler)."""
+    _project(workdir, config)
     inherited = {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
     server_env = {
         **inherited,

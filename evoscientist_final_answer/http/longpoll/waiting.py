@@ -25,6 +25,7 @@ from evoscientist_final_answer.http.longpoll.delivery import Parked, Parking, Re
 from evoscientist_final_answer.http.longpoll.held import HeldRequests
 from evoscientist_final_answer.server.status_watch import StatusToken
 from evoscientist_final_answer.server.view import ServerView
+from evoscientist_final_answer.store.api.caller import Credentials, credentials_key
 from evoscientist_final_answer.store.base import CheckpointAnswerReader
 from evoscientist_final_answer.store.errors import StoreUnavailable
 from evoscientist_final_answer.store.watch import UNSEEN
@@ -39,7 +40,8 @@ API_POLL_SECONDS = 0.1  # reading only through the API: no change signal, poll
 # A safety net under the store's change watch: a poll reads again at least this often.
 STORE_POLL_SECONDS = 30.0
 
-PollKey = tuple[str, str | None, str | None]  # thread, run, user
+# thread, run, user, and the credentials the poll's reads carry (a sidecar's caller's)
+PollKey = tuple[str, str | None, str | None, Credentials]
 NO_STATUS: StatusToken = (UNSEEN, UNSEEN)  # no status watched
 
 
@@ -138,7 +140,7 @@ class LongPolls:
 
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
-        key = (thread_id, run_id, user_id)
+        key = (thread_id, run_id, user_id, credentials_key())
         poll = self._polls.get(key)
         if poll is None:
             poll = self._polls[key] = _Poll()
@@ -192,7 +194,7 @@ class LongPolls:
                     del self._polls[key]
 
     async def _run(self, key: PollKey, poll: _Poll) -> None:
-        thread_id, run_id, user_id = key
+        thread_id, run_id, user_id, _credentials = key
         reader = self.reader
         try:
             while poll.waiters:

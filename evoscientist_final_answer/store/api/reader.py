@@ -15,20 +15,32 @@ from typing import Any, TypeVar
 import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
-from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
+from langgraph_sdk.errors import (
+    AuthenticationError,
+    NotFoundError,
+    PermissionDeniedError,
+    UnprocessableEntityError,
+)
 
 from evoscientist_final_answer.answer.result import FinalAnswer, pending_answer
 from evoscientist_final_answer.answer.state import answer_from_state
 from evoscientist_final_answer.store.api import shapes as api_shapes
+from evoscientist_final_answer.store.api.caller import add_caller
 from evoscientist_final_answer.store.api.calls import our_api_calls
 from evoscientist_final_answer.store.api.in_process import in_process_client
-from evoscientist_final_answer.store.errors import ApiInvalid, StoreUnavailable, ThreadNotFound
+from evoscientist_final_answer.store.errors import (
+    ApiInvalid,
+    CallerUnauthorized,
+    StoreUnavailable,
+    ThreadNotFound,
+)
 
 API_TIMEOUT_SECONDS = 10.0
 
 # The API rejects ids it could never hold (it wants UUIDs; TUI sessions use 8-hex ids)
-# with a 422: for this route that is the same as an unknown thread.
-UNKNOWN_THREAD = (NotFoundError, UnprocessableEntityError)
+# with a 422, and a thread its auth keeps from the caller with a 403 (or a 404): for
+# this route each is the same as an unknown thread.
+UNKNOWN_THREAD = (NotFoundError, UnprocessableEntityError, PermissionDeniedError)
 # Where langgraph-api records the authenticated user of a run in checkpoint metadata.
 AUTH_USER_KEY = "langgraph_auth_user_id"
 # Threads asked about in one status search.
@@ -55,16 +67,35 @@ async def _call(request: Awaitable[T]) -> T:
             return await request
     except UNKNOWN_THREAD:
         raise
+    except AuthenticationError as exc:
+        raise CallerUnauthorized(api_error_message(exc)) from exc
     except (httpx.HTTPError, OSError) as exc:
         raise StoreUnavailable(f"langgraph API: {type(exc).__name__}: {exc}") from exc
     except (ValueError, TypeError) as exc:  # an HTML page, a body cut short
         raise ApiInvalid(f"the langgraph API answered no JSON: {type(exc).__name__}") from exc
 
 
+def api_error_message(exc: httpx.HTTPStatusError) -> str:
+    """What the API said, for passing on: its ``detail``, else its status line."""
+    try:
+        detail = exc.response.json().get("detail")
+    except (ValueError, AttributeError, httpx.ResponseNotRead):
+        detail = None
+    if isinstance(detail, str) and detail:
+        return f"the langgraph API refused the credentials: {detail}"
+    return f"the langgraph API refused the credentials ({exc.response.status_code})"
+
+
 class ApiAnswerReader:
-    def __init__(self, url: str | None) -> None:
-        """``url``: the server's; None for this process's own API (inside the server)."""
+    def __init__(self, url: str | None, *, sidecar: bool = False) -> None:
+        """``url``: the server's; None for this process's own API (inside the server).
+        ``sidecar``: the reader of a sidecar (``server.remote``): each request carries
+        the caller's credentials (``caller``), and an answer is the state's alone, for
+        the verdict to judge by the server's runs (the thread's status cannot tell a
+        cancelled run from a crashed one; LangGraph's JS server writes no error for a
+        cancelled task)."""
         self.url = url
+        self.sidecar = sidecar
         self._client: LangGraphClient | None = None
 
     @property
@@ -74,20 +105,14 @@ class ApiAnswerReader:
                 self._client = in_process_client(API_TIMEOUT_SECONDS)
             else:
                 self._client = get_client(url=self.url, api_key=None, timeout=API_TIMEOUT_SECONDS)
+                if self.sidecar:
+                    self._client.http.client.event_hooks["request"].append(add_caller)
         return self._client
 
     async def close(self) -> None:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
-
-    async def thread(self, thread_id: str) -> dict[str, Any]:
-        if not api_thread_id(thread_id):
-            raise ThreadNotFound(thread_id)
-        try:
-            return api_shapes.thread_record(await _call(self.client.threads.get(thread_id)))
-        except UNKNOWN_THREAD as exc:
-            raise ThreadNotFound(thread_id) from exc
 
     async def thread_status(self, thread_id: str) -> str | None:
         """The server's status of the thread, or None when it does not know the thread.
@@ -121,8 +146,9 @@ class ApiAnswerReader:
         """The answer through the API. With ``user_id``, a checkpoint whose metadata
         names another ``langgraph_auth_user_id`` (or none) is ``ThreadNotFound``, as on
         the direct path: the in-process client bypasses the server's auth."""
-        thread = await self.thread(thread_id)
-        status = thread.get("status")
+        status = await self.thread_status(thread_id)
+        if status is None:
+            raise ThreadNotFound(thread_id)
         try:
             if run_id is None:
                 state: Any = api_shapes.thread_state(
@@ -147,4 +173,4 @@ class ApiAnswerReader:
             return pending_answer(thread_id, run_id, "api")
         if user_id is not None and (state.get("metadata") or {}).get(AUTH_USER_KEY) != user_id:
             raise ThreadNotFound(thread_id)
-        return answer_from_state(thread_id, state, thread_status=status)
+        return answer_from_state(thread_id, state, thread_status=None if self.sidecar else status)

@@ -66,9 +66,15 @@ class FakeApi:
         self.calls: Counter[str] = Counter()
 
     def app(self) -> Starlette:
-        async def thread(request: Request) -> Response:
+        async def search(request: Request) -> Response:
+            # The reader asks a thread's status by a search: the record, in a list.
             self.calls["thread"] += 1
-            return self.thread()
+            answer = self.thread()
+            try:
+                record = json.loads(bytes(answer.body))
+            except ValueError:
+                return answer
+            return JSONResponse([record]) if isinstance(record, dict) else answer
 
         async def state(request: Request) -> Response:
             self.calls["state"] += 1
@@ -76,7 +82,7 @@ class FakeApi:
 
         return Starlette(
             routes=[
-                Route("/threads/{thread_id}", thread),
+                Route("/threads/search", search, methods=["POST"]),
                 Route("/threads/{thread_id}/state", state),
             ]
         )
