@@ -138,11 +138,12 @@ webui-browser-table: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(CK_STAMP)
 		tests/js/test_copilotkit.py -k "measure$(if $(TABLE_K), and $(TABLE_K))"
 
 # Timings, not tests: medians side by side, written to docs/benchmarks.md and
-# docs/benchmarks-upstream.md (~20 min).
+# docs/benchmarks-upstream.md (~23 min; the JS server's section by bench.js_server).
 # Then the crowd inside upstream EvoScientist 0.3.8's own server (bench-upstream).
-bench: $(STAMP) upstream-env
+bench: $(STAMP) upstream-env $(JSSERVER_STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,bench]"
 	status=0; $(BIN)/python -m bench || status=$$?; \
+	$(BIN)/python -m bench.js_server || status=$$?; \
 	$(BIN)/python -m bench.upstream || status=$$?; exit $$status
 
 # The upstream proof's environment (tests/upstream/): evoscientist 0.3.8 from the package

@@ -137,11 +137,18 @@ export class ApiReader {
    * `StoreUnavailable`.
    */
   async read(threadId, runId, signal) {
-    const thread = await this.thread(threadId, signal);
+    // The three reads at once: each is a request through the server's stack, and in
+    // turn they cost three times one. Their order does not matter: a run that ends
+    // between them leaves a state older than the runs say (read again below), one
+    // that starts leaves a thread busy or a run queued (its answer is pending).
+    const [thread, first, queued] = await Promise.all([
+      this.thread(threadId, signal),
+      this.stateAnswer(threadId, runId, signal),
+      runId == null ? this.queued(threadId, signal) : false,
+    ]);
     const threadStatus = typeof thread?.status === "string" ? thread.status : null;
-    let answer = await this.stateAnswer(threadId, runId, signal);
-    const settled =
-      answer.complete && (runId != null || (threadStatus !== "busy" && !(await this.queued(threadId, signal))));
+    let answer = first;
+    const settled = answer.complete && (runId != null || (threadStatus !== "busy" && !queued));
     // Settled: nothing executes it and no later run has taken the thread over, so no
     // run of the server can change the verdict.
     const asked = [runId, answer.run_id].filter((id, at, ids) => id != null && ids.indexOf(id) === at);
