@@ -14,7 +14,16 @@ from tests.support import jstools
 
 # The unit tests, in test/'s folders that mirror src/'s (one per entry point); test/live
 # holds the tests that need a server (tests/js/test_live.py runs them).
-UNIT_DIRS = ("core", "react", "langchain-react", "controller", "assistant-ui", "ag-ui", "route")
+UNIT_DIRS = (
+    "core",
+    "react",
+    "langchain-react",
+    "controller",
+    "assistant-ui",
+    "ag-ui",
+    "route",
+    "ai-sdk",
+)
 LIVE_DIR = jstools.PACKAGE / "test" / "live"
 
 

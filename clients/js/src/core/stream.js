@@ -122,6 +122,9 @@ function createWatchdog(controller, stallTimeout) {
  * @param {number} [options.stallTimeout=15000]  ms without a byte before a stall
  * @param {(text: string) => void} [options.onUpdate]  the text to show, replaced each time
  * @param {() => void} [options.onReconcile]  called once the stream ended and F2 starts
+ * @param {(event: string, data: unknown) => void} [options.onEvent]  every event of the
+ *   run's stream as it arrives (a replay after a rejoin included), for a caller that
+ *   shows more than the text (reasoning, tool calls)
  * @param {typeof fetch} [options.fetchImpl=fetch]
  * @param {Record<string,string>} [options.headers]  extra request headers (auth)
  * @param {boolean} [options.streamResumable=true]
@@ -216,6 +219,7 @@ async function streamRun(
     stallTimeout = DEFAULT_STALL_TIMEOUT_MS,
     onUpdate = null,
     onReconcile = null,
+    onEvent: onStreamEvent = null,
     fetchImpl = globalThis.fetch,
     headers = {},
     streamResumable = true,
@@ -277,7 +281,9 @@ async function streamRun(
   const onEvent = (sse) => {
     attempts = 0; // progress earns a fresh set of reconnect attempts
     if (sse.id != null) lastEventId = sse.id;
-    if (stream.feed(sse.event, eventData(sse.data))) show(stream.text);
+    const data = eventData(sse.data);
+    if (stream.feed(sse.event, data)) show(stream.text);
+    if (onStreamEvent) onStreamEvent(sse.event, data);
   };
 
   for (;;) {

@@ -1,0 +1,165 @@
+// `LangGraphChatTransport`: the AI SDK's `useChat` on a LangGraph server, its chat id the
+// thread. A run streams as UI message chunks; when its stream drops, the run is followed
+// through the final-answer route and the same chunk stream ends on its exact answer.
+// `reconnectToStream` (what `useChat({ resume: true })` calls on mount) gives the
+// thread's latest answer through the route, followed to its end if its run still runs.
+// A Stop (`useChat`'s `stop`, which aborts `abortSignal`) cancels the run on the server
+// and keeps what was shown.
+
+import { ThreadGone } from "../core/errors.js";
+import { CONNECT_MARGIN_MS, READ_MARGIN_MS, fetchWithin, join } from "../core/http.js";
+import { DEFAULT_MAX_WAIT_MS, Reconciler } from "../core/settle.js";
+import { streamWithRecovery } from "../core/stream.js";
+import { UiChunkWriter } from "./chunks.js";
+import { threadIdOf } from "./thread-id.js";
+
+/** The run's input for a `useChat` submit: its last user message's text. */
+export function defaultInput(messages) {
+  for (let i = (messages?.length ?? 0) - 1; i >= 0; i -= 1) {
+    const message = messages[i];
+    if (message?.role !== "user") continue;
+    const text = (message.parts ?? [])
+      .filter((part) => part?.type === "text" && typeof part.text === "string")
+      .map((part) => part.text)
+      .join("");
+    return { messages: [{ role: "human", content: text }] };
+  }
+  return null;
+}
+
+export class LangGraphChatTransport {
+  /**
+   * @param {object} options
+   * @param {string} options.apiUrl        the LangGraph server's URL
+   * @param {string} options.assistantId   the graph (or assistant) to run
+   * @param {Record<string,string>} [options.defaultHeaders]  sent with every request (auth)
+   * @param {(messages: object[], trigger: string) => object|null} [options.input]
+   *   the run's input from the chat's messages (default: the last user message)
+   * @param {typeof fetch} [options.fetch]
+   * @param {number} [options.maxWait]       ms to follow a run after its stream dropped
+   * @param {number} [options.stallTimeout]  ms without a byte before a stream is dropped
+   */
+  constructor({ apiUrl, assistantId, defaultHeaders = {}, input = defaultInput, fetch, maxWait, stallTimeout } = {}) {
+    if (!apiUrl) throw new TypeError("LangGraphChatTransport: apiUrl is required");
+    if (!assistantId) throw new TypeError("LangGraphChatTransport: assistantId is required");
+    this.apiUrl = apiUrl;
+    this.assistantId = assistantId;
+    this.defaultHeaders = defaultHeaders;
+    this.input = input;
+    this.fetchImpl = fetch ?? ((...args) => globalThis.fetch(...args));
+    this.maxWait = maxWait ?? DEFAULT_MAX_WAIT_MS;
+    this.stallTimeout = stallTimeout;
+  }
+
+  // `reconnectToStream` replays the answer from its start (never only what follows), so
+  // a resume replaces the message it resumes instead of appending after its prefix.
+  get resumeStreamIsReplay() {
+    return true;
+  }
+
+  headersFor(headers) {
+    return { ...this.defaultHeaders, ...(headers instanceof Headers ? Object.fromEntries(headers) : headers) };
+  }
+
+  /** The thread of the chat, made if it is new. */
+  async ensureThread(threadId, headers) {
+    const response = await fetchWithin(
+      this.fetchImpl,
+      join(this.apiUrl, "/threads"),
+      {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json", ...headers },
+        body: JSON.stringify({ thread_id: threadId, if_exists: "do_nothing" }),
+      },
+      CONNECT_MARGIN_MS + READ_MARGIN_MS,
+    );
+    if (!response.ok) throw new Error(`the thread could not be made: HTTP ${response.status}`);
+  }
+
+  async sendMessages({ chatId, messages, abortSignal, trigger, headers }) {
+    const threadId = await threadIdOf(chatId);
+    const requestHeaders = this.headersFor(headers);
+    await this.ensureThread(threadId, requestHeaders);
+    const input = this.input(messages, trigger);
+    return chunkStream(async (writer) => {
+      // The stream's own events show the run; once it has ended, the route's answer.
+      let following = false;
+      const answer = await streamWithRecovery({
+        url: this.apiUrl,
+        threadId,
+        assistantId: this.assistantId,
+        input,
+        headers: requestHeaders,
+        fetchImpl: this.fetchImpl,
+        maxWait: this.maxWait,
+        ...(this.stallTimeout ? { stallTimeout: this.stallTimeout } : {}),
+        stopSignal: abortSignal,
+        onEvent: (event, data) => writer.event(event, data),
+        onReconcile: () => {
+          following = true;
+        },
+        onUpdate: (text) => {
+          if (following) writer.progress(text);
+        },
+      });
+      if (answer.stopped) writer.stop();
+      else writer.finish(answer);
+    });
+  }
+
+  async reconnectToStream({ chatId, abortSignal, headers }) {
+    const threadId = await threadIdOf(chatId);
+    const reconciler = new Reconciler({
+      url: this.apiUrl,
+      threadId,
+      fetchImpl: this.fetchImpl,
+      headers: this.headersFor(headers),
+      signal: abortSignal,
+    });
+    let latest;
+    try {
+      latest = await reconciler.fetch(0);
+    } catch (error) {
+      if (error instanceof ThreadGone) return null; // a new chat: nothing to resume
+      throw error;
+    }
+    if (!latest.run_id && !latest.content) return null; // a thread with no run yet
+    return chunkStream(async (writer) => {
+      // The turn's message is named by its run, as the stream named it.
+      writer.start(latest.run_id);
+      writer.progress(latest.content ?? "", latest.message_id);
+      const answer = latest.complete
+        ? latest
+        : await reconciler.settle(this.maxWait, (next) => writer.progress(next.content ?? "", next.message_id));
+      writer.finish(answer);
+    });
+  }
+}
+
+/** A stream of UI message chunks written by `produce(writer)`; a failure is its `error`. */
+function chunkStream(produce) {
+  let cancelled = false;
+  return new ReadableStream({
+    start(controller) {
+      const enqueue = (chunk) => {
+        if (!cancelled) controller.enqueue(chunk);
+      };
+      const writer = new UiChunkWriter(enqueue);
+      produce(writer).then(
+        () => {
+          if (!cancelled) controller.close();
+        },
+        (error) => {
+          if (cancelled) return;
+          enqueue({ type: "error", errorText: error?.message ?? String(error) });
+          controller.close();
+        },
+      );
+    },
+    cancel() {
+      // The consumer left (a Stop aborts the run through `abortSignal`); a reload is
+      // simply gone, and the run goes on for `reconnectToStream` to find.
+      cancelled = true;
+    },
+  });
+}
