@@ -47,6 +47,13 @@ $(error tests/support/jstools.py names no CORE_FLOOR)
 endif
 JS_CORE_DIR := $(JS)/node_modules/.core/$(JS_CORE)
 JS_CORE_STAMP := $(JS_CORE_DIR)/.installed
+# The AI SDK's major before the lockfile's (tests/support/jstools.py's AI_PREVIOUS), the same way.
+JS_AI := $(shell sed -n 's/^AI_PREVIOUS = "\(.*\)"$$/\1/p' tests/support/jstools.py)
+ifeq ($(JS_AI),)
+$(error tests/support/jstools.py names no AI_PREVIOUS)
+endif
+JS_AI_DIR := $(JS)/node_modules/.ai/$(JS_AI)
+JS_AI_STAMP := $(JS_AI_DIR)/.installed
 
 # The CopilotKit proof's npm packages (tests/js/copilotkit: @copilotkit/runtime, @ag-ui/langgraph,
 # @ag-ui/client, @copilotkit/react-core and react for its page; ~720 MB), from a lockfile of
@@ -101,12 +108,19 @@ $(JS_CORE_STAMP): $(JS_STAMP)
 		&& touch $(JS_CORE_STAMP); \
 	else echo "npm not found: the JS tests will skip"; fi
 
-install: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP) $(CK_STAMP) $(JSSERVER_STAMP)
+$(JS_AI_STAMP): $(JS_STAMP)
+	@if command -v npm >/dev/null; then \
+		mkdir -p $(JS_AI_DIR) && npm install --no-save --no-audit --no-fund --loglevel=error \
+			--legacy-peer-deps --prefix $(JS_AI_DIR) ai@$(JS_AI) \
+		&& touch $(JS_AI_STAMP); \
+	else echo "npm not found: the JS tests will skip"; fi
+
+install: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP) $(JS_AI_STAMP) $(CK_STAMP) $(JSSERVER_STAMP)
 
 dev: $(STAMP)
 	$(BIN)/langgraph dev --no-browser --host 127.0.0.1 --port $(PORT)
 
-test: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP) $(CK_STAMP) $(JSSERVER_STAMP) upstream-env
+test: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP) $(JS_AI_STAMP) $(CK_STAMP) $(JSSERVER_STAMP) upstream-env
 	$(BIN)/ruff check EvoScientist evoscientist_final_answer tests
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 

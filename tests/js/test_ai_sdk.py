@@ -3,7 +3,8 @@
 (clients/js/test/live/ai-sdk.test.mjs): its chunks read by the AI SDK's own
 ``readUIMessageStream`` through a cut mid-answer whose every rejoin is cut too, a cut
 before the response and a stall; a new transport resuming a run whose consumer went
-away; a chat the server does not know; a Stop.
+away; a chat the server does not know; a Stop. Read by each `ai` of
+``jstools.AI_VERSIONS`` (the lockfile's, and the major before it), the two side by side.
 """
 
 from __future__ import annotations
@@ -40,6 +41,22 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
 async def test_the_transport_in_node(server: DevServer) -> None:
     thread_id = await new_thread(server.url)
     total = await measure_stream_bytes(server.port, thread_id, ASSISTANT, BASELINE_QUESTION)
+    envs = {version: jstools.ai_env(version) for version in jstools.AI_VERSIONS}
+    runs = [await _node(server, total, version, env) for version, env in envs.items()]
+    for version, (returncode, output, proxies) in zip(envs, runs, strict=True):
+        report = {name: vars(proxy.stats) for name, proxy in proxies.items()}
+        context = f"ai {version}; baseline {total} B; proxies {json.dumps(report)}\n{output}"
+        print(context)
+        assert returncode == 0 and "# fail 0" in output and "# skipped 0" in output, context
+        for name, proxy in proxies.items():
+            assert proxy.stats.fired >= 1, f"{name}: the fault never broke a stream; {context}"
+
+
+async def _node(
+    server: DevServer, total: int, version: str, env: dict[str, str]
+) -> tuple[int, str, dict[str, FaultProxy]]:
+    """clients/js/test/live/ai-sdk.test.mjs read with ``ai`` ``version``, through
+    proxies of its own."""
     mid = int(MID * total)
     faults = {
         "cut mid-answer, every rejoin cut": Fault("cut", mid, times=None, then_after_bytes=0),
@@ -55,6 +72,8 @@ async def test_the_transport_in_node(server: DevServer) -> None:
             cwd=jstools.PACKAGE,
             env={
                 **os.environ,
+                **env,
+                "EVOSCI_AI_VERSION": version,
                 "EVOSCI_AI_SERVER_URL": server.url,
                 "EVOSCI_AI_ASSISTANT": ASSISTANT,
                 "EVOSCI_AI_PROXIES": json.dumps({n: p.url for n, p in proxies.items()}),
@@ -68,9 +87,4 @@ async def test_the_transport_in_node(server: DevServer) -> None:
     finally:
         for proxy in proxies.values():
             await proxy.stop()
-    report = {name: vars(proxy.stats) for name, proxy in proxies.items()}
-    context = f"baseline {total} B; proxies {json.dumps(report)}\n--- node --test ---\n{output}"
-    print(context)
-    assert process.returncode == 0 and "# fail 0" in output and "# skipped 0" in output, context
-    for name, proxy in proxies.items():
-        assert proxy.stats.fired >= 1, f"{name}: the fault never broke a stream; {context}"
+    return process.returncode or 0, f"--- node --test ---\n{output}", proxies

@@ -176,3 +176,35 @@ def core_env(version: str = CORE_FLOOR) -> dict[str, str]:
     installed = json.loads(manifest.read_text())["version"]
     assert installed == version, f"{prefix} holds @langchain/core {installed}, not {version}"
     return {"EVOSCI_CORE_DIR": str(prefix)}
+
+
+# ---- The AI SDK (`ai`): the transport (./ai-sdk) is read by `ai`'s own
+# `readUIMessageStream` on the lockfile's `ai` (the newest major, under @ai-sdk/react 4)
+# and on the major before it (what @ai-sdk/react 3 pins), installed by `make install`
+# with `npm install --no-save` into node_modules/.ai/<version>, as NEWEST_SDK is.
+AI_PREVIOUS = "6.0.325"
+AI_PREFIXES = NODE_MODULES / ".ai"
+AI_PACKAGE = Path("node_modules") / "ai" / "package.json"
+
+
+def locked_ai() -> str:
+    """The `ai` version clients/js's lockfile installs (its devDependency)."""
+    manifest = json.loads((PACKAGE / "package.json").read_text())
+    return str(manifest["devDependencies"]["ai"])
+
+
+AI_VERSIONS = (locked_ai(), AI_PREVIOUS)
+
+
+def ai_env(version: str) -> dict[str, str]:
+    """Environment that makes clients/js/test/live/ai-sdk.test.mjs read with `ai`
+    ``version``; {} for the lockfile's."""
+    if version == locked_ai():
+        return {}
+    prefix = AI_PREFIXES / version
+    manifest = prefix / AI_PACKAGE
+    if not manifest.exists():
+        missing(f"ai {version} is not installed in {prefix} (make install)")
+    installed = json.loads(manifest.read_text())["version"]
+    assert installed == version, f"{prefix} holds ai {installed}, not {version}"
+    return {"EVOSCI_AI_DIR": str(prefix)}

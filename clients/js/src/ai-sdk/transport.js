@@ -7,7 +7,6 @@
 // and keeps what was shown.
 
 import { ThreadGone } from "../core/errors.js";
-import { CONNECT_MARGIN_MS, READ_MARGIN_MS, fetchWithin, join } from "../core/http.js";
 import { DEFAULT_MAX_WAIT_MS, Reconciler } from "../core/settle.js";
 import { streamWithRecovery } from "../core/stream.js";
 import { UiChunkWriter } from "./chunks.js";
@@ -61,25 +60,9 @@ export class LangGraphChatTransport {
     return { ...this.defaultHeaders, ...(headers instanceof Headers ? Object.fromEntries(headers) : headers) };
   }
 
-  /** The thread of the chat, made if it is new. */
-  async ensureThread(threadId, headers) {
-    const response = await fetchWithin(
-      this.fetchImpl,
-      join(this.apiUrl, "/threads"),
-      {
-        method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json", ...headers },
-        body: JSON.stringify({ thread_id: threadId, if_exists: "do_nothing" }),
-      },
-      CONNECT_MARGIN_MS + READ_MARGIN_MS,
-    );
-    if (!response.ok) throw new Error(`the thread could not be made: HTTP ${response.status}`);
-  }
-
   async sendMessages({ chatId, messages, abortSignal, trigger, headers }) {
     const threadId = await threadIdOf(chatId);
     const requestHeaders = this.headersFor(headers);
-    await this.ensureThread(threadId, requestHeaders);
     const input = this.input(messages, trigger);
     return chunkStream(async (writer) => {
       // The stream's own events show the run; once it has ended, the route's answer.
@@ -89,6 +72,7 @@ export class LangGraphChatTransport {
         threadId,
         assistantId: this.assistantId,
         input,
+        ifNotExists: "create", // a new chat's thread is made by its first run
         headers: requestHeaders,
         fetchImpl: this.fetchImpl,
         maxWait: this.maxWait,

@@ -128,6 +128,8 @@ function createWatchdog(controller, stallTimeout) {
  * @param {typeof fetch} [options.fetchImpl=fetch]
  * @param {Record<string,string>} [options.headers]  extra request headers (auth)
  * @param {boolean} [options.streamResumable=true]
+ * @param {"create"|"reject"} [options.ifNotExists]  a thread the server does not have:
+ *   made by the run ("create"), or refused (the server's default)
  * @param {boolean} [options.resume=true]   rejoin the run's stream after a drop
  * @param {AbortSignal} [options.signal]    leaves the run (rejects with its reason); the
  *   run goes on on the server
@@ -223,6 +225,7 @@ async function streamRun(
     fetchImpl = globalThis.fetch,
     headers = {},
     streamResumable = true,
+    ifNotExists = undefined,
     resume = true,
     signal = undefined,
     sleep: sleepImpl = sleep,
@@ -257,6 +260,7 @@ async function streamRun(
     ...(input == null ? {} : { input }), // as the SDK does: no key rather than null
     stream_mode: STREAM_MODE,
     stream_resumable: streamResumable,
+    ...(ifNotExists ? { if_not_exists: ifNotExists } : {}),
     metadata: { [REQUEST_ID_KEY]: requestId },
   });
 

@@ -4,12 +4,25 @@
 //   EVOSCI_AI_SERVER_URL  the server itself
 //   EVOSCI_AI_ASSISTANT   the graph to run
 //   EVOSCI_AI_PROXIES     JSON {fault name: proxy base URL}
+//   EVOSCI_AI_DIR         (optional) a prefix holding another `ai` to read with
 
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
+import { pathToFileURL } from "node:url";
 
-import { readUIMessageStream } from "ai";
+/** `ai` of the lockfile, or the one installed in EVOSCI_AI_DIR (tests/support/jstools.py). */
+async function aiPackage() {
+  const prefix = process.env.EVOSCI_AI_DIR;
+  const root = join(prefix ?? join(import.meta.dirname, "..", ".."), "node_modules", "ai");
+  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+  const entry = manifest.exports["."].import ?? manifest.exports["."].default;
+  return { version: manifest.version, ...(await import(pathToFileURL(join(root, entry)).href)) };
+}
+
+const { version: AI_VERSION, readUIMessageStream } = await aiPackage();
 
 import { LangGraphChatTransport, threadIdOf } from "../../src/ai-sdk/index.js";
 import { direct } from "./direct.mjs";
@@ -18,6 +31,10 @@ const SERVER = process.env.EVOSCI_AI_SERVER_URL;
 const ASSISTANT = process.env.EVOSCI_AI_ASSISTANT;
 const PROXIES = JSON.parse(process.env.EVOSCI_AI_PROXIES || "{}");
 const skip = SERVER && ASSISTANT ? false : "EVOSCI_AI_SERVER_URL / EVOSCI_AI_ASSISTANT not set";
+
+test("the chunks are read by the `ai` asked for", { skip }, () => {
+  assert.equal(AI_VERSION, process.env.EVOSCI_AI_VERSION ?? AI_VERSION);
+});
 
 async function json(url, init = undefined) {
   const response = await direct(url, init);
