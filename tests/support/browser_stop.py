@@ -382,12 +382,17 @@ async def user_session(
     """``Session`` on ``page`` (open, idle, through ``proxy``); ``stop_is_a_request``:
     ``stop_turn``'s."""
     timeline = PageTimeline(page)
-    first = await stop_turn(page, api, proxy, stop_is_a_request=stop_is_a_request)
-    second = await stop_turn(
-        page, api, proxy, stop_after_cut_s=1.0, stop_is_a_request=stop_is_a_request
-    )
-    stopped = await next_question(page, api, [first, second])
-    return Session(stopped, await switch_away_and_back(page, api), timeline)
+    try:
+        first = await stop_turn(page, api, proxy, stop_is_a_request=stop_is_a_request)
+        second = await stop_turn(
+            page, api, proxy, stop_after_cut_s=1.0, stop_is_a_request=stop_is_a_request
+        )
+        stopped = await next_question(page, api, [first, second])
+        return Session(stopped, await switch_away_and_back(page, api), timeline)
+    except AssertionError as exc:
+        # A session that cannot go on (a page that starts no more runs) still says what
+        # the page sent and when: its timeline goes with the failure.
+        raise AssertionError(f"{exc}\n--- the page's timeline ---\n{timeline}") from exc
 
 
 async def session_on(browser: Browser, url_of: Callable[[str], str], api: DevServer) -> Session:
