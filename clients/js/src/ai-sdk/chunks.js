@@ -7,7 +7,7 @@
 // tool messages that follow. Text is only ever appended: the route's answer completes
 // the part of its message by the text the stream had not shown, never repeats it.
 
-import { AI_CHUNK_TYPES } from "../core/accumulate.js";
+import { AI_CHUNK_TYPES, messageOfEvent } from "../core/accumulate.js";
 import { contentText, mergeContent, reasoningText, splitThink } from "../core/text.js";
 
 const OPEN_THINK = /^\s*<think>/;
@@ -17,13 +17,6 @@ export function shownAnswer(content) {
   const raw = contentText(content);
   if (OPEN_THINK.test(raw) && !raw.includes("</think>")) return "";
   return splitThink(raw)[0];
-}
-
-/** What a `messages` event carries: the message chunk (or message), or null. */
-function messageOf(event, data) {
-  if (event.split("|")[0] !== "messages" || !Array.isArray(data) || !data.length) return null;
-  const message = data[0];
-  return message && typeof message === "object" ? message : null;
 }
 
 function parseArgs(text) {
@@ -42,7 +35,7 @@ export class UiChunkWriter {
     this.started = false;
     this.runId = null;
     this.messageId = null;
-    this.messages = new Map(); // message id → {content, reasoningExtra}
+    this.messages = new Map(); // message id → {content, additional_kwargs} merged so far
     this.text = new Map(); // part id → text shown
     this.reasoning = new Map(); // part id → reasoning shown
     this.open = new Set(); // part ids open ("text:" / "reasoning:" prefixed)
@@ -69,7 +62,7 @@ export class UiChunkWriter {
       this.runId = data.run_id;
       return;
     }
-    const message = messageOf(event, data);
+    const message = messageOfEvent(event, data);
     if (!message) return;
     if (message.type === "tool") {
       this.toolResult(message);
@@ -137,12 +130,7 @@ export class UiChunkWriter {
       id = [...this.tools.entries()].reverse().find(([, t]) => t.index === call.index)?.[0];
       if (!id) return;
     }
-    let tool = this.tools.get(id);
-    if (!tool) {
-      tool = { name: call.name ?? "tool", args: "", index: call.index, state: "streaming" };
-      this.tools.set(id, tool);
-      this.enqueue({ type: "tool-input-start", toolCallId: id, toolName: tool.name, dynamic: true });
-    }
+    const tool = this.toolOf(id, call.name, call.index);
     if (typeof call.args === "string" && call.args && tool.state === "streaming") {
       tool.args += call.args;
       this.enqueue({ type: "tool-input-delta", toolCallId: id, inputTextDelta: call.args });
@@ -151,13 +139,19 @@ export class UiChunkWriter {
 
   toolCall(call) {
     if (!call || typeof call !== "object" || !call.id) return;
-    let tool = this.tools.get(call.id);
-    if (!tool) {
-      tool = { name: call.name ?? "tool", args: "", state: "streaming" };
-      this.tools.set(call.id, tool);
-      this.enqueue({ type: "tool-input-start", toolCallId: call.id, toolName: tool.name, dynamic: true });
-    }
+    const tool = this.toolOf(call.id, call.name);
     this.toolInput(call.id, call.args ?? parseArgs(tool.args));
+  }
+
+  /** The tool call `id`, opened as a tool part the first time it is seen. */
+  toolOf(id, name, index = undefined) {
+    let tool = this.tools.get(id);
+    if (!tool) {
+      tool = { name: name ?? "tool", args: "", index, state: "streaming" };
+      this.tools.set(id, tool);
+      this.enqueue({ type: "tool-input-start", toolCallId: id, toolName: tool.name, dynamic: true });
+    }
+    return tool;
   }
 
   toolInput(id, input) {
@@ -170,11 +164,7 @@ export class UiChunkWriter {
   toolResult(message) {
     const id = message.tool_call_id;
     if (!id) return;
-    if (!this.tools.has(id)) {
-      this.tools.set(id, { name: message.name ?? "tool", args: "", state: "streaming" });
-      this.enqueue({ type: "tool-input-start", toolCallId: id, toolName: message.name ?? "tool", dynamic: true });
-    }
-    const tool = this.tools.get(id);
+    const tool = this.toolOf(id, message.name);
     this.toolInput(id, parseArgs(tool.args));
     if (tool.state === "output") return;
     tool.state = "output";
@@ -222,12 +212,8 @@ export class UiChunkWriter {
     const content = answer?.content ?? "";
     const appended = this.progress(content, answer?.message_id ?? null, answer?.run_id ?? null);
     this.start(answer?.run_id ?? null);
-    for (const id of this.tools.keys()) this.toolInput(id, parseArgs(this.tools.get(id).args));
-    for (const part of this.open) {
-      const [kind] = part.split(":", 1);
-      this.enqueue({ type: `${kind}-end`, id: part });
-    }
-    this.open.clear();
+    for (const [id, tool] of this.tools) this.toolInput(id, parseArgs(tool.args));
+    this.endOpenParts();
     for (const interrupt of answer?.interrupts ?? []) {
       this.enqueue({ type: "data-interrupt", id: interrupt.id ?? undefined, data: interrupt.value });
     }
@@ -242,11 +228,16 @@ export class UiChunkWriter {
   /** A Stop: the parts end where they are (the text shown is kept), then `finish`. */
   stop() {
     this.start();
+    this.endOpenParts();
+    this.enqueue({ type: "finish", finishReason: "stop" });
+  }
+
+  /** Every part still open ends where it is (`text-end`, `reasoning-end`). */
+  endOpenParts() {
     for (const part of this.open) {
       const [kind] = part.split(":", 1);
       this.enqueue({ type: `${kind}-end`, id: part });
     }
     this.open.clear();
-    this.enqueue({ type: "finish", finishReason: "stop" });
   }
 }

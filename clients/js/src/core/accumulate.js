@@ -8,6 +8,13 @@ import { answerText, mergeContent } from "./text.js";
 export const TERMINAL_EVENTS = new Set(["end", "error"]);
 export const AI_CHUNK_TYPES = new Set(["AIMessageChunk", "ai"]);
 
+/** The message (or message chunk) a `messages` event (of any subgraph) carries, or null. */
+export function messageOfEvent(event, data) {
+  if (event.split("|")[0] !== "messages" || !Array.isArray(data) || !data.length) return null;
+  const message = data[0];
+  return message && typeof message === "object" ? message : null;
+}
+
 /**
  * Accumulates `messages-tuple` events into the text a UI shows (mirror of the Python
  * `StreamText`). `feed(event, data)` returns true when the shown text changed.
@@ -29,8 +36,9 @@ export function createStreamAccumulator() {
       } else if (TERMINAL_EVENTS.has(event)) {
         acc.terminalEvent = event;
         if (event === "error") acc.error = data;
-      } else if (event.split("|")[0] === "messages" && Array.isArray(data) && data.length) {
-        return feedMessage(data[0]);
+      } else {
+        const message = messageOfEvent(event, data);
+        if (message) return feedMessage(message);
       }
       return false;
     },
