@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import sys
 import tempfile
 import time
@@ -128,7 +129,7 @@ async def _after_new_runs(
                 samples[name].append(time.perf_counter() - started)
     finally:
         await client.aclose()
-    return {name: sorted(values)[len(values) // 2] for name, values in samples.items()}
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def section(measured: Measured, seconds: float) -> tuple[list[str], bool]:

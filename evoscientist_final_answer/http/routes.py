@@ -14,7 +14,6 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable
-from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from starlette.authentication import UnauthenticatedUser
@@ -87,12 +86,6 @@ def authenticated_user_id(request: Request) -> str | None:
         if value is not None:
             return str(value)
     return ""  # authenticated, yet nameless: matches no run's user
-
-
-def auth_context(request: Request, service: FinalAnswerService) -> AbstractAsyncContextManager[Any]:
-    """The route's API calls for this request run as its caller, where the server view
-    asks as the caller (``ServerView.caller_context``)."""
-    return service.server.caller_context(request.scope, request.headers)
 
 
 # The route's methods. Inside langgraph dev a method a route lacks falls through to
@@ -181,7 +174,8 @@ async def get_final_answer(request: Request, service: FinalAnswerService) -> Res
     )
 
     try:
-        async with auth_context(request, service):
+        # The route's API calls run as the caller, where the server view asks as one.
+        async with service.server.caller_context(request.scope, request.headers):
             if query.wait:
                 answer = await until_client_gone(
                     request,

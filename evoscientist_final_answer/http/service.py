@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from evoscientist_final_answer import settings
 from evoscientist_final_answer.answer.result import FinalAnswer
@@ -18,7 +18,7 @@ from evoscientist_final_answer.answer.run_liveness import Rules
 from evoscientist_final_answer.http.longpoll.delivery import Respond
 from evoscientist_final_answer.http.longpoll.waiting import LongPolls
 from evoscientist_final_answer.server.choice import api_for_this_process, server_view
-from evoscientist_final_answer.server.view import ServerView
+from evoscientist_final_answer.server.view import ServerView, ThreadFacts
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader
 from evoscientist_final_answer.store.base import CheckpointAnswerReader
 from evoscientist_final_answer.store.deleted_runs import deleted_here
@@ -142,17 +142,12 @@ class FinalAnswerService:
         )
         # 2. The checkpoint, read directly; 3. the verdict.
         direct_failure: StoreUnavailable | None = None
-        if self.direct is not None:
+        direct = self.direct
+        if direct is not None:
             try:
-                stored = await self.direct.read(thread_id, run_id, user_id=user_id)
-                answer = await facts.judge(stored, run_id, rules)
-                if answer.complete and not stored.complete:
-                    # The server's runs were read after the checkpoint: a run that
-                    # finished between the two reads would look stopped with work left.
-                    # Read the checkpoint again, now newer than what the server said.
-                    again = await self.direct.read(thread_id, run_id, user_id=user_id)
-                    if again != stored:
-                        stored, answer = again, await facts.judge(again, run_id, rules)
+                stored, answer = await _judged(
+                    lambda: direct.read(thread_id, run_id, user_id=user_id), facts, run_id, rules
+                )
                 return answer, stored.complete and not answer.complete
             except ThreadNotFound:
                 # The server may know a thread whose first checkpoint is not written
@@ -163,24 +158,19 @@ class FinalAnswerService:
                 if self.api is None or not await facts.server_knows_thread():
                     raise
                 if user_id is not None and (
-                    await self.direct.holds_thread(thread_id)
-                    or await facts.started_by_others(user_id)
+                    await direct.holds_thread(thread_id) or await facts.started_by_others(user_id)
                 ):
                     raise
             except StoreUnavailable as exc:
                 direct_failure = exc
         # 2'. Else the checkpoint through the API; 3. the verdict.
-        if self.api is None:
+        api = self.api
+        if api is None:
             raise direct_failure or StoreUnavailable("no store configured")
         try:
-            read = await self.api.read(thread_id, run_id, user_id=user_id)
-            answer = await facts.judge(read, run_id, rules)
-            if answer.complete and not read.complete:
-                # As on the direct path: a run that ended between the state and the
-                # runs left a state older than its end.
-                again = await self.api.read(thread_id, run_id, user_id=user_id)
-                if again != read:
-                    answer = await facts.judge(again, run_id, rules)
+            _, answer = await _judged(
+                lambda: api.read(thread_id, run_id, user_id=user_id), facts, run_id, rules
+            )
         except StoreUnavailable as exc:
             if direct_failure is None:
                 raise
@@ -210,3 +200,23 @@ class FinalAnswerService:
         return await self.long_polls.wait(
             thread_id, run_id, seconds, changed, user_id=user_id, respond=respond
         )
+
+
+async def _judged(
+    read: Callable[[], Awaitable[FinalAnswer]],
+    facts: ThreadFacts,
+    run_id: str | None,
+    rules: Rules,
+) -> tuple[FinalAnswer, FinalAnswer]:
+    """The checkpoint's answer from ``read`` (the store's or the API's), and its verdict.
+
+    The server's runs are read after the checkpoint: a run that finished between the two
+    reads would look stopped with work left. When the verdict ends a run the checkpoint
+    does not, the checkpoint is read again, now newer than what the server said."""
+    stored = await read()
+    answer = await facts.judge(stored, run_id, rules)
+    if answer.complete and not stored.complete:
+        again = await read()
+        if again != stored:
+            stored, answer = again, await facts.judge(again, run_id, rules)
+    return stored, answer
