@@ -9,9 +9,7 @@ away; a chat the server does not know; a Stop. Read by each `ai` of
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -43,13 +41,10 @@ async def test_the_transport_in_node(server: DevServer) -> None:
     total = await measure_stream_bytes(server.port, thread_id, ASSISTANT, BASELINE_QUESTION)
     envs = {version: jstools.ai_env(version) for version in jstools.AI_VERSIONS}
     runs = [await _node(server, total, version, env) for version, env in envs.items()]
-    for version, (returncode, output, proxies) in zip(envs, runs, strict=True):
+    for version, (code, output, proxies) in zip(envs, runs, strict=True):
         report = {name: vars(proxy.stats) for name, proxy in proxies.items()}
         context = f"ai {version}; baseline {total} B; proxies {json.dumps(report)}\n{output}"
-        print(context)
-        assert returncode == 0 and "# fail 0" in output and "# skipped 0" in output, context
-        for name, proxy in proxies.items():
-            assert proxy.stats.fired >= 1, f"{name}: the fault never broke a stream; {context}"
+        jstools.check_node_test(code, output, proxies, context)
 
 
 async def _node(
@@ -65,26 +60,18 @@ async def _node(
     }
     proxies = {name: await FaultProxy(server.port, fault).start() for name, fault in faults.items()}
     try:
-        process = await asyncio.create_subprocess_exec(
-            jstools.node(),
-            "--test",
-            str(jstools.PACKAGE / "test" / "live" / "ai-sdk.test.mjs"),
-            cwd=jstools.PACKAGE,
-            env={
-                **os.environ,
+        code, output = await jstools.run_node_test(
+            jstools.PACKAGE / "test" / "live" / "ai-sdk.test.mjs",
+            {
                 **env,
                 "EVOSCI_AI_VERSION": version,
                 "EVOSCI_AI_SERVER_URL": server.url,
                 "EVOSCI_AI_ASSISTANT": ASSISTANT,
                 "EVOSCI_AI_PROXIES": json.dumps({n: p.url for n, p in proxies.items()}),
             },
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-        )
-        output = (await asyncio.wait_for(process.communicate(), NODE_TIMEOUT))[0].decode(
-            errors="replace"
+            NODE_TIMEOUT,
         )
     finally:
         for proxy in proxies.values():
             await proxy.stop()
-    return process.returncode or 0, f"--- node --test ---\n{output}", proxies
+    return code, f"--- node --test ---\n{output}", proxies

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -249,29 +248,20 @@ async def test_stream_with_recovery_recovers_cuts_on_the_js_server(
     }
     proxies = {name: await FaultProxy(server.port, fault).start() for name, fault in faults.items()}
     try:
-        process = await asyncio.create_subprocess_exec(
-            jstools.node(),
-            "--test",
-            str(jstools.PACKAGE / "test" / "live" / "js-server.test.mjs"),
-            cwd=jstools.PACKAGE,
-            env={
-                **os.environ,
+        code, output = await jstools.run_node_test(
+            jstools.PACKAGE / "test" / "live" / "js-server.test.mjs",
+            {
                 "EVOSCI_JS_SERVER_URL": server.url,
                 "EVOSCI_JS_PROXIES": json.dumps({n: p.url for n, p in proxies.items()}),
             },
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
+            120,
         )
-        output = (await asyncio.wait_for(process.communicate(), 120))[0].decode(errors="replace")
     finally:
         for proxy in proxies.values():
             await proxy.stop()
     report = {name: vars(proxy.stats) for name, proxy in proxies.items()}
     context = f"baseline {total} B; proxies {json.dumps(report)}\n--- node --test ---\n{output}"
-    print(context)
-    assert process.returncode == 0 and "# fail 0" in output and "# skipped 0" in output, context
-    for name, proxy in proxies.items():
-        assert proxy.stats.fired >= 1, f"{name}: the fault never broke a stream; {context}"
+    jstools.check_node_test(code, output, proxies, context)
 
 
 # ---- the browser pages (useStream of the SDK, assistant-ui) on the JS server

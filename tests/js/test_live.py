@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import uuid
 from collections.abc import Iterator
@@ -125,37 +124,14 @@ async def _run_node(
     env: dict[str, str],
     sdk: dict[str, str],
 ) -> tuple[int, str]:
-    process = await asyncio.create_subprocess_exec(
+    """``test_file`` on the SDK of ``sdk`` (sdk-dir.mjs), its tests one at a time."""
+    return await jstools.run_node_test(
+        test_file,
+        {**sdk, **env},
+        NODE_TIMEOUT,
+        ("--import", str(SDK_DIR), "--test-concurrency=1"),
         node,
-        "--import",
-        str(SDK_DIR),
-        "--test",
-        "--test-concurrency=1",
-        str(test_file),
-        cwd=jstools.PACKAGE,
-        env={**os.environ, **sdk, **env},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
     )
-    try:
-        output, _ = await asyncio.wait_for(process.communicate(), NODE_TIMEOUT)
-    except TimeoutError:
-        process.kill()
-        output, _ = await process.communicate()
-        pytest.fail(
-            f"node --test did not finish in {NODE_TIMEOUT:g}s:\n{output.decode(errors='replace')}"
-        )
-    assert process.returncode is not None
-    return process.returncode, output.decode(errors="replace")
-
-
-def _check(code: int, output: str, proxies: dict[str, FaultProxy], context: str) -> None:
-    print(context)  # shown with -s, and by pytest on failure
-    assert code == 0, f"node --test exited with {code}; {context}"
-    # Every test ran: the live tests were not skipped for want of the servers.
-    assert "# fail 0" in output and "# skipped 0" in output, context
-    for name, proxy in proxies.items():
-        assert proxy.stats.fired >= 1, f"{name}: the fault never broke a stream; {context}"
 
 
 # streamWithRecovery streams with fetch and imports no SDK: the lockfile's SDK only.
@@ -187,7 +163,7 @@ async def test_stream_with_recovery_through_every_fault(
             await proxy.stop()
     report = {name: vars(proxy.stats) for name, proxy in proxies.items()}
     context = f"baseline {total} B; proxies {json.dumps(report)}\n--- node --test ---\n{output}"
-    _check(code, output, proxies, context)
+    jstools.check_node_test(code, output, proxies, context)
     for name, proxy in proxies.items():
         assert proxy.stats.fired == 1, f"{name}: broke more than one stream; {context}"
 
@@ -218,7 +194,7 @@ async def test_js_sdk_client_settles_through_every_fault(
     context = f"baseline {total} B; proxies {json.dumps(report)}\n--- node --test ---\n{output}"
     # Only the restart test (below) is skipped here.
     output = output.replace("# skipped 1", "# skipped 0")
-    _check(code, output, proxies, context)
+    jstools.check_node_test(code, output, proxies, context)
     two = proxies["two runs in one thread, both cut"]
     assert two.stats.fired == 2, f"both runs' streams were cut; {context}"
 
@@ -296,7 +272,9 @@ async def test_js_submits_cut_before_the_response_make_one_run(
         for proxy in proxies.values():
             await proxy.stop()
     report = {name: vars(proxy.stats) for name, proxy in proxies.items()}
-    _check(code, output, proxies, f"proxies {json.dumps(report)}\n--- node --test ---\n{output}")
+    jstools.check_node_test(
+        code, output, proxies, f"proxies {json.dumps(report)}\n--- node --test ---\n{output}"
+    )
 
 
 async def test_the_live_tests_import_the_sdk_under_test(node: str, sdk: dict[str, str]) -> None:
@@ -336,4 +314,6 @@ async def test_assistant_ui_stream_ends_on_the_route_answer_through_cuts(
         for proxy in proxies.values():
             await proxy.stop()
     report = {name: vars(proxy.stats) for name, proxy in proxies.items()}
-    _check(code, output, proxies, f"baseline {total} B; proxies {json.dumps(report)}\n{output}")
+    jstools.check_node_test(
+        code, output, proxies, f"baseline {total} B; proxies {json.dumps(report)}\n{output}"
+    )

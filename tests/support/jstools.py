@@ -59,6 +59,48 @@ def node() -> str:
     return path
 
 
+async def run_node_test(
+    test_file: Path,
+    env: dict[str, str],
+    timeout: float,
+    node_args: tuple[str, ...] = (),
+    node_path: str | None = None,
+) -> tuple[int, str]:
+    """``node [node_args] --test test_file`` in clients/js with ``env`` on top of this
+    process's: its exit code and output. Past ``timeout`` seconds it is killed and the
+    test fails with what it printed. ``node_path``: default ``node()``."""
+    process = await asyncio.create_subprocess_exec(
+        node_path or node(),
+        *node_args,
+        "--test",
+        str(test_file),
+        cwd=PACKAGE,
+        env={**os.environ, **env},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        output, _ = await asyncio.wait_for(process.communicate(), timeout)
+    except TimeoutError:
+        process.kill()
+        output, _ = await process.communicate()
+        pytest.fail(
+            f"node --test did not finish in {timeout:g}s:\n{output.decode(errors='replace')}"
+        )
+    assert process.returncode is not None
+    return process.returncode, output.decode(errors="replace")
+
+
+def check_node_test(code: int, output: str, proxies: dict[str, FaultProxy], context: str) -> None:
+    """Every test of the node run passed and none skipped (for want of its servers),
+    and each proxy's fault broke a stream."""
+    print(context)  # shown with -s, and by pytest on failure
+    assert code == 0, f"node --test exited with {code}; {context}"
+    assert "# fail 0" in output and "# skipped 0" in output, context
+    for name, proxy in proxies.items():
+        assert proxy.stats.fired >= 1, f"{name}: the fault never broke a stream; {context}"
+
+
 def chromium() -> Path:
     if not CHROMIUM.exists():
         missing(f"{CHROMIUM} is missing: apt-get install chromium")
@@ -131,13 +173,21 @@ def sdk_env(version: str) -> dict[str, str]:
     clients/js/test/live/sdk-dir.mjs) import SDK ``version``; {} for the lockfile's."""
     if version == locked_sdk():
         return {}
-    prefix = SDK_PREFIXES / version
-    manifest = prefix / SDK_PACKAGE
+    return {"EVOSCI_SDK_DIR": str(installed_prefix(SDK_PREFIXES, SDK_PACKAGE, version))}
+
+
+def installed_prefix(prefixes: Path, package: Path, version: str) -> Path:
+    """``prefixes/version``, where ``make install`` put ``version`` of a package with
+    ``npm install --no-save`` (``package``: its package.json there); skips (fails under
+    CI) when it is missing."""
+    prefix = prefixes / version
+    manifest = prefix / package
+    name = package.parent.relative_to("node_modules")
     if not manifest.exists():
-        missing(f"@langchain/langgraph-sdk {version} is not installed in {prefix} (make install)")
+        missing(f"{name} {version} is not installed in {prefix} (make install)")
     installed = json.loads(manifest.read_text())["version"]
-    assert installed == version, f"{prefix} holds SDK {installed}, not {version}"
-    return {"EVOSCI_SDK_DIR": str(prefix)}
+    assert installed == version, f"{prefix} holds {name} {installed}, not {version}"
+    return prefix
 
 
 def sdk_params(module: str, *, split: bool = True) -> list[Any]:
@@ -169,13 +219,7 @@ CORE_PACKAGE = Path("node_modules") / "@langchain" / "core" / "package.json"
 def core_env(version: str = CORE_FLOOR) -> dict[str, str]:
     """Environment that makes node (clients/js/test/live/core-dir.mjs) import @langchain/core
     ``version`` from its prefix."""
-    prefix = CORE_PREFIXES / version
-    manifest = prefix / CORE_PACKAGE
-    if not manifest.exists():
-        missing(f"@langchain/core {version} is not installed in {prefix} (make install)")
-    installed = json.loads(manifest.read_text())["version"]
-    assert installed == version, f"{prefix} holds @langchain/core {installed}, not {version}"
-    return {"EVOSCI_CORE_DIR": str(prefix)}
+    return {"EVOSCI_CORE_DIR": str(installed_prefix(CORE_PREFIXES, CORE_PACKAGE, version))}
 
 
 # ---- The AI SDK (`ai`): the transport (./ai-sdk) is read by `ai`'s own
@@ -201,10 +245,4 @@ def ai_env(version: str) -> dict[str, str]:
     ``version``; {} for the lockfile's."""
     if version == locked_ai():
         return {}
-    prefix = AI_PREFIXES / version
-    manifest = prefix / AI_PACKAGE
-    if not manifest.exists():
-        missing(f"ai {version} is not installed in {prefix} (make install)")
-    installed = json.loads(manifest.read_text())["version"]
-    assert installed == version, f"{prefix} holds ai {installed}, not {version}"
-    return {"EVOSCI_AI_DIR": str(prefix)}
+    return {"EVOSCI_AI_DIR": str(installed_prefix(AI_PREFIXES, AI_PACKAGE, version))}
