@@ -75,6 +75,7 @@ export function submitOf(input, init) {
     body,
     resumable: body.stream_resumable === true,
     strategy: body.multitask_strategy ?? null,
+    createsThread: body.if_not_exists === "create",
   };
 }
 
@@ -153,6 +154,12 @@ export function exactlyOnceFetch(fetchImpl = undefined, options = {}) {
 
   const lookup = async (submit, init) => {
     const response = await listRuns(send, submit.threadUrl, init);
+    if (response.status === 404 && submit.createsThread) {
+      // The thread this submit makes (`if_not_exists: "create"`) is not there until the
+      // submit arrives: not a gone thread, a run not made yet.
+      await discard(response);
+      return { runId: null };
+    }
     if (!response.ok) return { response };
     return { runId: taggedRun(await response.json(), submit.requestId) };
   };

@@ -218,6 +218,25 @@ test("a gone thread: the lookup's 404 is the answer", async () => {
   assert.equal((await once(SUBMIT_URL, submitInit())).status, 404);
 });
 
+test("a submit that makes its thread: the lookup's 404 is a run not made yet, and the late one is joined", async () => {
+  // A new chat's first submit creates its thread (`if_not_exists: "create"`); cut before it
+  // reached the server, its thread is not there until the request arrives.
+  const time = fakeClock();
+  let lookups = 0;
+  const { fetchImpl, calls } = mockServer([
+    [/^POST /, networkError],
+    [/^GET \/threads\/t\/runs$/, () => {
+      lookups += 1;
+      return lookups < 3 ? jsonResponse(404, { detail: "Thread not found" }) : jsonResponse(200, [tagged("run-1")]);
+    }],
+    [/^GET \/threads\/t\/runs\/run-1\/stream$/, () => sseResponse([])],
+  ]);
+  const once = exactlyOnceFetch(fetchImpl, { sleep: time.sleep, clock: time.clock });
+  assert.equal((await once(SUBMIT_URL, submitInit({ if_not_exists: "create" }))).status, 200);
+  assert.equal(posts(calls).length, 1);
+  assert.equal(lookups, 3);
+});
+
 test("an app's own SDK client gets its submits made exactly-once in place, once", async () => {
   const { Client } = await import("@langchain/langgraph-sdk");
   const { fetchImpl, calls } = mockServer([
