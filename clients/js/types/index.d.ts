@@ -58,6 +58,16 @@ export interface StreamWithRecoveryOptions {
   headers?: Record<string, string>;
   streamResumable?: boolean;
   resume?: boolean;
+  /** Each event of the run's stream (rejoins' replays included), as parsed. */
+  onEvent?: ((event: string, data: unknown) => void) | null;
+  /** A thread the server does not have: `"create"` makes it with the run (a new chat's). */
+  ifNotExists?: "create" | "reject";
+  /**
+   * Watch the run's end through the route while its stream is read: a stream still open
+   * 300 ms after the route said the run is over (stalled, or replaying) ends then, not at
+   * `stallTimeout`. One long-poll more per run.
+   */
+  followRun?: boolean;
   /** Leaves the run (rejects with its reason); the run goes on on the server. */
   signal?: AbortSignal;
   /**

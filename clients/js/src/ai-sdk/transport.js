@@ -73,6 +73,7 @@ export class LangGraphChatTransport {
         assistantId: this.assistantId,
         input,
         ifNotExists: "create", // a new chat's thread is made by its first run
+        followRun: true, // a stream stalled after its run ended ends then, not at the stall timeout
         headers: requestHeaders,
         fetchImpl: this.fetchImpl,
         maxWait: this.maxWait,

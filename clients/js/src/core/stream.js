@@ -16,6 +16,7 @@ import {
   sleep,
 } from "./http.js";
 import { exactlyOnceFetch } from "./once.js";
+import { RunEndWatch } from "./watch.js";
 import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY, Reconciler, findRun } from "./settle.js";
 import { createSseParser, eventData } from "./sse.js";
 
@@ -131,6 +132,9 @@ function createWatchdog(controller, stallTimeout) {
  * @param {"create"|"reject"} [options.ifNotExists]  a thread the server does not have:
  *   made by the run ("create"), or refused (the server's default)
  * @param {boolean} [options.resume=true]   rejoin the run's stream after a drop
+ * @param {boolean} [options.followRun=false]  watch the run's end through the route
+ *   meanwhile (core/watch.js): a stream still open just after it ends there, not at
+ *   the stall timeout
  * @param {AbortSignal} [options.signal]    leaves the run (rejects with its reason); the
  *   run goes on on the server
  * @param {AbortSignal} [options.stopSignal]  the user's Stop: the run is cancelled on the
@@ -227,6 +231,7 @@ async function streamRun(
     streamResumable = true,
     ifNotExists = undefined,
     resume = true,
+    followRun = false,
     signal = undefined,
     sleep: sleepImpl = sleep,
   },
@@ -278,6 +283,16 @@ async function streamRun(
     },
   });
   let resubmitted = null;
+  // `followRun`: the route watched meanwhile; its run over, a stream still open is ended.
+  const watch = followRun ? new RunEndWatch({ url, threadId, fetchImpl, headers, signal, sleep: sleepImpl, maxWait }) : null;
+  let routeSaidOver = false;
+  let reading = null; // the open attempt's controller
+  const watchRun = () => {
+    watch?.start(stream.runId ?? headerRunId, () => {
+      routeSaidOver = true;
+      reading?.abort();
+    });
+  };
   let resumes = 0;
   let resumedWithoutReplay = false;
   let attempts = 0;
@@ -288,126 +303,138 @@ async function streamRun(
     const data = eventData(sse.data);
     if (stream.feed(sse.event, data)) show(stream.text);
     if (onStreamEvent) onStreamEvent(sse.event, data);
+    watchRun();
   };
 
-  for (;;) {
-    const reconnecting = joinPath !== null && (drops.length > 0 || resumes > 0);
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(abortError(signal));
-    if (signal) {
-      if (signal.aborted) throw abortError(signal);
-      signal.addEventListener("abort", onAbort, { once: true });
-    }
-    const watchdog = createWatchdog(controller, stallTimeout);
-    let cause = null;
-    try {
-      const requestHeaders = { Accept: "text/event-stream", "Cache-Control": "no-store", ...headers };
-      let init;
-      let target;
-      if (!reconnecting) {
-        target = join(url, `${threadPath}/runs/stream`);
-        init = { method: "POST", headers: { ...requestHeaders, "Content-Type": "application/json" }, body };
+  try {
+    for (;;) {
+      if (routeSaidOver) break; // said while a reconnect waited: the route has the answer
+      const reconnecting = joinPath !== null && (drops.length > 0 || resumes > 0);
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(abortError(signal));
+      if (signal) {
+        if (signal.aborted) throw abortError(signal);
+        signal.addEventListener("abort", onAbort, { once: true });
+      }
+      const watchdog = createWatchdog(controller, stallTimeout);
+      reading = controller;
+      let cause = null;
+      try {
+        const requestHeaders = { Accept: "text/event-stream", "Cache-Control": "no-store", ...headers };
+        let init;
+        let target;
+        if (!reconnecting) {
+          target = join(url, `${threadPath}/runs/stream`);
+          init = { method: "POST", headers: { ...requestHeaders, "Content-Type": "application/json" }, body };
+        } else {
+          target = join(url, joinPath);
+          let replayFrom = lastEventId;
+          if (replayFrom === null && stream.events === 0) replayFrom = REPLAY_FROM_START;
+          if (replayFrom !== null) requestHeaders["Last-Event-ID"] = replayFrom;
+          else resumedWithoutReplay = true;
+          init = { method: "GET", headers: requestHeaders };
+          resumes += 1;
+        }
+        watchdog.kick();
+        const send = reconnecting ? fetchImpl : submitFetch;
+        const response = await send(target, { ...init, signal: controller.signal });
+        watchdog.kick();
+        if (!reconnecting) {
+          const contentLocation = response.headers.get("content-location");
+          headerRunId = runIdFromPath(contentLocation) ?? runIdFromPath(response.headers.get("location"));
+          if (resume) joinPath = joinPathFromHeaders(response.headers, url);
+          watchRun();
+        }
+        if (!response.ok) {
+          const text = await response.text().catch(() => "");
+          const error = new HttpStatusError(response.status, target, text);
+          // A reconnect refused by a restarting server (429/5xx) is retried like a drop.
+          if (reconnecting && (response.status === 429 || response.status >= 500)) throw error;
+          error.fatal = true;
+          throw error;
+        }
+        const type = (response.headers.get("content-type") || "").split(";")[0].trim();
+        if (type !== "text/event-stream") {
+          throw new TypeError(`expected text/event-stream, got ${JSON.stringify(type)}`);
+        }
+        await readBody(response, createSseParser(), onEvent, watchdog);
+      } catch (error) {
+        const reason = watchdog.stalled ? new StallError(stallTimeout) : error;
+        if (signal && signal.aborted) throw abortError(signal);
+        if (routeSaidOver) {
+          drops.push("the route said the run is over while its stream was still open");
+          break;
+        }
+        drops.push(describe(reason));
+        if ((error && error.fatal) || joinPath === null) streamError = reason;
+        else cause = reason;
+      } finally {
+        watchdog.stop();
+        if (signal) signal.removeEventListener("abort", onAbort);
+        controller.abort(); // frees the connection if it is still open (no-op after a clean end)
+      }
+      if (streamError !== null) break;
+      // A clean close looks like the end of the run: ask the run whether it still runs.
+      if (cause === null && joinPath !== null && !stream.provedComplete) {
+        cause = await checkRun(fetchImpl, url, joinPath, headers, signal);
+        if (cause) drops.push(describe(cause));
+      }
+      if (cause === null) break;
+      attempts += 1;
+      if (attempts > MAX_RECONNECT_ATTEMPTS) {
+        streamError = cause;
+        break;
+      }
+      const runNow = stream.runId ?? headerRunId;
+      const delay = reconnectDelayMs(attempts - 1);
+      if (runNow !== null && attempts > 1) {
+        // A rejoin failed too: the backoff is spent asking the route instead, so a run
+        // that ends while its rejoins fail is seen at its end, not after the next
+        // reconnect (or all five) has failed. The first reconnect comes first: it replays
+        // what the cut lost.
+        const route = new Reconciler({ url, threadId, runId: runNow, fetchImpl, headers, signal, sleep: sleepImpl });
+        if (await endedWithin(route, delay, sleepImpl, signal)) break;
       } else {
-        target = join(url, joinPath);
-        let replayFrom = lastEventId;
-        if (replayFrom === null && stream.events === 0) replayFrom = REPLAY_FROM_START;
-        if (replayFrom !== null) requestHeaders["Last-Event-ID"] = replayFrom;
-        else resumedWithoutReplay = true;
-        init = { method: "GET", headers: requestHeaders };
-        resumes += 1;
+        await sleepImpl(delay, signal);
       }
-      watchdog.kick();
-      const send = reconnecting ? fetchImpl : submitFetch;
-      const response = await send(target, { ...init, signal: controller.signal });
-      watchdog.kick();
-      if (!reconnecting) {
-        const contentLocation = response.headers.get("content-location");
-        headerRunId = runIdFromPath(contentLocation) ?? runIdFromPath(response.headers.get("location"));
-        if (resume) joinPath = joinPathFromHeaders(response.headers, url);
-      }
-      if (!response.ok) {
-        const text = await response.text().catch(() => "");
-        const error = new HttpStatusError(response.status, target, text);
-        // A reconnect refused by a restarting server (429/5xx) is retried like a drop.
-        if (reconnecting && (response.status === 429 || response.status >= 500)) throw error;
-        error.fatal = true;
-        throw error;
-      }
-      const type = (response.headers.get("content-type") || "").split(";")[0].trim();
-      if (type !== "text/event-stream") {
-        throw new TypeError(`expected text/event-stream, got ${JSON.stringify(type)}`);
-      }
-      await readBody(response, createSseParser(), onEvent, watchdog);
-    } catch (error) {
-      const reason = watchdog.stalled ? new StallError(stallTimeout) : error;
-      if (signal && signal.aborted) throw abortError(signal);
-      drops.push(describe(reason));
-      if ((error && error.fatal) || joinPath === null) streamError = reason;
-      else cause = reason;
-    } finally {
-      watchdog.stop();
-      if (signal) signal.removeEventListener("abort", onAbort);
-      controller.abort(); // frees the connection if it is still open (no-op after a clean end)
     }
-    if (streamError !== null) break;
-    // A clean close looks like the end of the run: ask the run whether it still runs.
-    if (cause === null && joinPath !== null && !stream.provedComplete) {
-      cause = await checkRun(fetchImpl, url, joinPath, headers, signal);
-      if (cause) drops.push(describe(cause));
-    }
-    if (cause === null) break;
-    attempts += 1;
-    if (attempts > MAX_RECONNECT_ATTEMPTS) {
-      streamError = cause;
-      break;
-    }
-    const runNow = stream.runId ?? headerRunId;
-    const delay = reconnectDelayMs(attempts - 1);
-    if (runNow !== null && attempts > 1) {
-      // A rejoin failed too: the backoff is spent asking the route instead, so a run
-      // that ends while its rejoins fail is seen at its end, not after the next
-      // reconnect (or all five) has failed. The first reconnect comes first: it replays
-      // what the cut lost.
-      const route = new Reconciler({ url, threadId, runId: runNow, fetchImpl, headers, signal, sleep: sleepImpl });
-      if (await endedWithin(route, delay, sleepImpl, signal)) break;
-    } else {
-      await sleepImpl(delay, signal);
-    }
-  }
 
-  const streamedText = stream.text;
-  let runId = stream.runId ?? headerRunId;
-  if (runId === null) {
-    runId = await findRun({ url, threadId, requestId, fetchImpl, headers, signal, sleep: sleepImpl });
+    const streamedText = stream.text;
+    let runId = stream.runId ?? headerRunId;
     if (runId === null) {
-      // The run was never created: nothing to recover; the caller may retry.
-      throw streamError ?? new Error("the server created no run");
+      runId = await findRun({ url, threadId, requestId, fetchImpl, headers, signal, sleep: sleepImpl });
+      if (runId === null) {
+        // The run was never created: nothing to recover; the caller may retry.
+        throw streamError ?? new Error("the server created no run");
+      }
     }
-  }
 
-  if (onReconcile) onReconcile();
-  const reconciler = new Reconciler({ url, threadId, runId, fetchImpl, headers, signal, sleep: sleepImpl });
-  const answer = await reconciler.settle(maxWait, (latest) => {
-    // Replace, never append; an answer not written yet must not blank the stream's text.
-    if (latest.content || latest.complete) show(latest.content ?? "");
-  });
-  // An `error` event proves an ending only if the run really failed: a join stream whose
-  // run the server no longer knows (after a restart) reports "Run not found" the same way.
-  const provedEnd =
-    stream.terminalEvent === "end" ||
-    (stream.terminalEvent === "error" && answer.status === "error");
-  const truncated = streamError !== null || resumedWithoutReplay || !provedEnd;
-  return {
-    ...answer,
-    recovered: (answer.content ?? "") !== streamedText,
-    truncated,
-    streamError: describe(streamError),
-    streamTerminalEvent: stream.terminalEvent,
-    streamErrorEvent: stream.error,
-    drops,
-    resumes,
-    resubmitted,
-  };
+    if (onReconcile) onReconcile();
+    const reconciler = new Reconciler({ url, threadId, runId, fetchImpl, headers, signal, sleep: sleepImpl });
+    const answer = await reconciler.settle(maxWait, (latest) => {
+      // Replace, never append; an answer not written yet must not blank the stream's text.
+      if (latest.content || latest.complete) show(latest.content ?? "");
+    });
+    // An `error` event proves an ending only if the run really failed: a join stream whose
+    // run the server no longer knows (after a restart) reports "Run not found" the same way.
+    const provedEnd =
+      stream.terminalEvent === "end" ||
+      (stream.terminalEvent === "error" && answer.status === "error");
+    const truncated = streamError !== null || resumedWithoutReplay || !provedEnd;
+    return {
+      ...answer,
+      recovered: (answer.content ?? "") !== streamedText,
+      truncated,
+      streamError: describe(streamError),
+      streamTerminalEvent: stream.terminalEvent,
+      streamErrorEvent: stream.error,
+      drops,
+      resumes,
+      resubmitted,
+    };
+  } finally {
+    watch?.stop();
+  }
 }
 
 /**

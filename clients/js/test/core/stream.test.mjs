@@ -241,3 +241,27 @@ test("rejoins that keep failing: the backoff asks the route, and a run over ends
   assert.equal(rejoins.length, 1, "one rejoin failed; the route said the run was over");
   assert.match(asked[0].search, /run_id=run-1&wait=\d/, "a long-poll of the backoff");
 });
+
+test("followRun: a stream still open after the route said its run is over ends then, not at the stall timeout", async () => {
+  const text = runStream();
+  let routeReads = 0;
+  const { fetchImpl, calls } = mockServer([
+    // The run's stream names its run, then stalls: no byte, no close.
+    [/^POST /, ({ init }) => sseResponse([text.slice(0, 400)], { stall: true, signal: init.signal })],
+    [/final-answer/, () => {
+      routeReads += 1;
+      return jsonResponse(200, FINAL);
+    }],
+  ]);
+  const started = Date.now();
+  const result = await streamWithRecovery({
+    url: "http://x", threadId: "t", assistantId: "A", input: null,
+    stallTimeout: 60_000, followRun: true, fetchImpl, sleep: async () => {},
+  });
+  assert.ok(Date.now() - started < 5000, "ended by the route, long before the stall timeout");
+  assert.equal(result.content, ANSWER);
+  assert.equal(result.streamError, null);
+  assert.ok(routeReads >= 1);
+  assert.equal(calls.filter((call) => /runs\/run-1\/stream$/.test(call.path)).length, 0, "no rejoin");
+  assert.match(result.drops.join(" "), /route said the run is over/);
+});
