@@ -41,6 +41,9 @@ export class UiChunkWriter {
     this.open = new Set(); // part ids open ("text:" / "reasoning:" prefixed)
     this.tools = new Map(); // tool call id → {name, args, state}
     this.lastTextId = null;
+    this.metadataSeen = false;
+    this.retyping = null; // the message a new attempt re-types, until one of its messages claims it
+    this.alias = new Map(); // a new attempt's message id → the message it re-types
   }
 
   /**
@@ -58,8 +61,14 @@ export class UiChunkWriter {
 
   /** One event of the run's stream. */
   event(event, data) {
-    if (event === "metadata" && typeof data?.run_id === "string") {
-      this.runId = data.run_id;
+    if (event === "metadata") {
+      if (typeof data?.run_id === "string") this.runId = data.run_id;
+      // The run's first event, again once text was shown: the server runs the run anew
+      // (after a restart; its attempt number may not say so), from its last checkpoint,
+      // under new message ids, re-typing what the page already shows. A rejoin replays
+      // from after its last event, never this one.
+      if (this.metadataSeen && this.lastTextId !== null) this.retyping = this.lastTextId;
+      this.metadataSeen = true;
       return;
     }
     const message = messageOfEvent(event, data);
@@ -81,6 +90,10 @@ export class UiChunkWriter {
       };
     }
     this.messages.set(id, merged);
+    if (!known && this.retyping !== null && (reasoningText(merged) || shownAnswer(merged.content))) {
+      this.alias.set(id, this.retyping);
+      this.retyping = null;
+    }
     this.start();
     this.showReasoning(id, reasoningText(merged));
     this.showText(id, shownAnswer(merged.content));
@@ -88,7 +101,24 @@ export class UiChunkWriter {
     for (const call of message.tool_calls ?? []) this.toolCall(call);
   }
 
-  showReasoning(id, full) {
+  /**
+   * The message whose parts message `id`'s `kind` ("text", "reasoning") goes to: the one
+   * it re-types while its text is what that one shows, or continues it; else its own.
+   * Null while it only re-types what is shown: nothing to add.
+   */
+  target(id, kind, full) {
+    const retyped = this.alias.get(id);
+    if (retyped === undefined) return id;
+    const shown = this[kind].get(`${kind}:${retyped}`) ?? "";
+    if (shown.startsWith(full)) return null;
+    if (full.startsWith(shown)) return retyped;
+    if (kind === "text") this.alias.delete(id); // another answer: a part of its own
+    return id;
+  }
+
+  showReasoning(messageId, full) {
+    const id = this.target(messageId, "reasoning", full);
+    if (id === null) return;
     const part = `reasoning:${id}`;
     const shown = this.reasoning.get(part) ?? "";
     if (!full || full === shown || !full.startsWith(shown)) return;
@@ -101,7 +131,9 @@ export class UiChunkWriter {
   }
 
   /** Appends to the text part of message `id` what `full` adds to what it shows. */
-  showText(id, full) {
+  showText(messageId, full) {
+    const id = this.target(messageId, "text", full);
+    if (id === null) return false;
     const part = `text:${id}`;
     const shown = this.text.get(part) ?? "";
     if (!full || full === shown) return false;

@@ -60,6 +60,49 @@ test("an answer that does not continue the shown text gets its own part; the sho
   assert.equal(text(chunks, "text:m1:answer"), "Final.");
 });
 
+test("a run run anew (a server restart) re-types the shown text under new ids: shown once, then continued", () => {
+  const { chunks, writer: w } = writer();
+  w.event("metadata", { run_id: "run-1", attempt: 1 });
+  w.event(...ai("m1", "A control group "));
+  // The server restarted: attempt 2 streams the answer again from its start, as m2.
+  w.event("metadata", { run_id: "run-1", attempt: 2 });
+  for (const token of ["A control ", "group ", "gets no treatment."]) w.event(...ai("m2", token));
+  w.finish({ content: "A control group gets no treatment.", message_id: "m2", status: "success" });
+  assert.equal(text(chunks, "text:m1"), "A control group gets no treatment.");
+  assert.equal(text(chunks, "text:m2"), "");
+  assert.equal(chunks.filter((c) => c.type === "text-start").length, 1);
+});
+
+test("a restart's new attempt numbered 1 again is a new attempt too", () => {
+  // langgraph dev's attempt counter may not outlive a SIGKILL.
+  const { chunks, writer: w } = writer();
+  w.event("metadata", { run_id: "run-1", attempt: 1 });
+  w.event(...ai("m1", "A control "));
+  w.event("metadata", { run_id: "run-1", attempt: 1 });
+  w.event(...ai("m2", "A control group."));
+  assert.equal(text(chunks, "text:m1"), "A control group.");
+  assert.equal(text(chunks, "text:m2"), "");
+});
+
+test("without a second metadata event, a later message is its own part even if it repeats", () => {
+  const { chunks, writer: w } = writer();
+  w.event("metadata", { run_id: "run-1", attempt: 1 });
+  w.event(...ai("m1", "Same words."));
+  w.event(...ai("m2", "Same words. And more."));
+  assert.equal(text(chunks, "text:m1"), "Same words.");
+  assert.equal(text(chunks, "text:m2"), "Same words. And more.");
+});
+
+test("a new attempt that answers otherwise gets a part of its own; the shown text stays", () => {
+  const { chunks, writer: w } = writer();
+  w.event("metadata", { run_id: "run-1", attempt: 1 });
+  w.event(...ai("m1", "First draft"));
+  w.event("metadata", { run_id: "run-1", attempt: 2 });
+  w.event(...ai("m2", "Another answer."));
+  assert.equal(text(chunks, "text:m1"), "First draft");
+  assert.equal(text(chunks, "text:m2"), "Another answer.");
+});
+
 test("nothing streamed: the answer is the whole message, started under its run", () => {
   const { chunks, writer: w } = writer();
   w.finish({ content: "All of it.", message_id: "m9", run_id: "run-9", status: "success" });
