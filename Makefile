@@ -149,7 +149,7 @@ webui-browser-table: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(CK_STAMP)
 	EVOSCIENTIST_BROWSER_TABLE=docs/webui-browser-table.md $(BIN)/python -m pytest -q \
 		tests/js/test_browser_recovery.py tests/js/test_browser_langchain_react.py \
 		tests/js/test_browser_assistant_ui.py tests/js/test_browser_svelte.py \
-		tests/js/test_copilotkit.py -k "measure$(if $(TABLE_K), and $(TABLE_K))"
+		tests/js/test_copilotkit.py tests/js/test_browser_ai_sdk.py -k "measure$(if $(TABLE_K), and $(TABLE_K))"
 
 # Timings, not tests: medians side by side, written to docs/benchmarks.md and
 # docs/benchmarks-upstream.md (~23 min; the JS server's section by bench.js_server).

@@ -47,6 +47,11 @@ NOTES = {
         "Over WebSocket the commands travel on the socket itself: there is no request of its"
         " own to cut before it reaches the server and deliver late."
     ),
+    "threadless": (
+        "@ai-sdk/langchain's `LangSmithDeploymentTransport` starts threadless runs (`POST"
+        " /runs/stream`), whose temporary thread the server deletes at the run's end: there"
+        " is no thread to follow across a restart, nor one to show again."
+    ),
 }
 
 
@@ -60,6 +65,7 @@ LANGCHAIN_REACT = "@langchain/react"
 ASSISTANT_UI = "assistant-ui"
 SVELTE = "@langchain/svelte"
 COPILOTKIT = "CopilotKit"
+AI_SDK = "AI SDK"
 # A column's title: the setup, then its group.
 SEPARATOR = " · "
 INTRO = (
@@ -80,6 +86,7 @@ def group_order() -> list[str]:
         ASSISTANT_UI,
         SVELTE,
         COPILOTKIT,
+        AI_SDK,
     ]
 
 

@@ -51,13 +51,15 @@ const plugins = sdkDir
   : [];
 
 // Pages: app.jsx (the WebUI's shape), streaming.jsx (one field read, for token streaming),
-// and langchain-react.jsx where that binding is installed. The binding brings its own SDK
+// and langchain-react.jsx where that binding is installed (likewise assistant-ui.jsx, ai-sdk.jsx). The binding brings its own SDK
 // (it pins one), so its page is left out of a build for another SDK.
 const PAGES = { index: "app", streaming: "streaming" };
 const installed = (...names) => existsSync(join(external ?? join(pkg, "node_modules"), ...names));
 if (!sdkDir && installed("@langchain", "react")) PAGES["langchain-react"] = "langchain-react";
 // assistant-ui's page runs on the lockfile's SDK (its peer), as an assistant-ui app does.
 if (!sdkDir && installed("@assistant-ui", "react-langgraph")) PAGES["assistant-ui"] = "assistant-ui";
+// The AI SDK's `useChat` page, where @ai-sdk/react is installed (it brings its own `ai`).
+if (!sdkDir && installed("@ai-sdk", "react")) PAGES["ai-sdk"] = "ai-sdk";
 const { metafile } = await build({
   entryPoints: Object.values(PAGES).map((name) => join(here, `${name}.jsx`)),
   bundle: true,

@@ -1,0 +1,187 @@
+"""`@evoscientist/final-answer/ai-sdk`, proven in a real browser: the AI SDK's `useChat`
+(@ai-sdk/react, `resume: true`) on @ai-sdk/langchain's `LangSmithDeploymentTransport`
+(bare) or, one line changed, on `LangGraphChatTransport` (tests/js/browser/ai-sdk.jsx),
+served from another origin than a real ``langgraph dev`` and loaded in headless Debian
+chromium; a fault-injecting proxy cuts the page's streams.
+
+The adopted page ends a cut turn on the route's ``format=text`` answer with one run per
+submit; after a reload mid-run, `resume: true` shows that answer once, in the turn's own
+message; a Stop keeps what was shown, and a chat left mid-run shows its answer when
+opened again. The bare page's figures are printed and go to the table
+(docs/webui-browser-table.md); its threadless turns are read as
+tests/support/browser_ai_sdk.py says.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import Browser
+
+from tests.support import browser_stop
+from tests.support import browser_table as table
+from tests.support.browser_ai_sdk import bare_stop, bare_turns, reload_while_recovering
+from tests.support.browser_turns import Outcome, cell, healthy_bytes, restart_mid_run, run_page
+from tests.support.proxy import Fault
+from tests.support.servers import DevServer
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="session")]
+
+PAGE = "ai-sdk.html"
+MID = 0.7  # of a healthy run stream's bytes: inside the answer's tokens
+RUN_POST = ("/runs/stream",)  # the submit: POST /threads/{id}/runs/stream (bare: /runs/stream)
+
+
+@pytest.fixture(scope="module")
+def site(site: str, pages: Callable[[str | None], Path]) -> str:
+    """The shared site (tests/js/conftest.py), checked to hold this module's page."""
+    assert (pages(None) / PAGE).exists(), f"{PAGE} was not built"
+    return site
+
+
+def page_of(site: str, hook: str) -> Callable[[str], str]:
+    return lambda api: f"{site}/{PAGE}?api={api}&hook={hook}"
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def stream_bytes(browser: Browser, site: str, api: DevServer) -> int:
+    return await healthy_bytes(browser, api, page_of(site, "recovery"))
+
+
+def every_stream_cut(total: int) -> Fault:
+    # The submit's stream and every rejoin of the run (the proxy's default match).
+    return Fault("cut", int(MID * total), times=None)
+
+
+def describe(name: str, outcome: Outcome) -> str:
+    return f"{name}: {cell(outcome.turns)}; {outcome.turns!r}; proxy {vars(outcome.proxy.stats)}"
+
+
+async def test_two_turns_cut_mid_answer_end_on_the_route_answer(
+    browser: Browser, site: str, api: DevServer, stream_bytes: int
+) -> None:
+    fault = every_stream_cut(stream_bytes)
+    adopted = await run_page(browser, api, page_of(site, "recovery"), fault, 2)
+    (bare,) = await bare_turns(browser, api, page_of(site, "bare"), fault, 1)
+    context = f"{describe('adopted', adopted)}\nbare: {bare.verdict()}; {bare!r}"
+    print(context)
+    assert adopted.proxy.stats.fired >= 2, f"the fault did not cut both turns; {context}"
+    for i, turn in enumerate(adopted.turns, start=1):
+        assert turn.exact, f"turn {i}: not the route's answer; {context}"
+        assert turn.delay is not None, f"turn {i}: shown late; {context}"
+        assert turn.runs == 1, f"turn {i}: {turn.runs} runs for one submit; {context}"
+        assert turn.tool_calls >= i, f"turn {i}: its tool call not shown; {context}"
+        assert turn.lengths >= 5, f"turn {i}: its tokens not streamed before the cut; {context}"
+    # The control: the bare transport's cut turn ends short of its answer, in an error.
+    assert bare.turn.shown != bare.turn.expected and bare.error, context
+
+
+async def test_a_reload_mid_run_resumes_the_exact_answer_once_in_its_message(
+    browser: Browser, site: str, api: DevServer
+) -> None:
+    """The answer streams, its stream is cut (and every rejoin), and the page is reloaded
+    while it recovers: `resume: true` shows the run's exact answer once, in the turn's
+    own message, with one run."""
+    adopted, proxy = await reload_while_recovering(browser, api, page_of(site, "recovery"))
+    bare, _ = await reload_while_recovering(browser, api, page_of(site, "bare"))
+    report = f"adopted: {adopted!r}; proxy {vars(proxy.stats)}\nbare: {bare.verdict()}; {bare!r}"
+    print(report)
+    assert proxy.stats.fired >= 1, report
+    assert adopted.turn.exact and adopted.turn.delay is not None, report
+    assert adopted.turn.runs == 1, report
+    # One question, one answer: the resumed turn replaced the message the page kept (the
+    # one its run named), never a second copy beside it.
+    assert [kind for kind, _ in adopted.messages] == ["msg msg-user", "msg msg-assistant"], report
+    assert adopted.messages[1][1] == adopted.turn.run_id, report
+    # The control: the bare transport cannot resume ("Method not implemented").
+    assert bare.turn.shown != bare.turn.expected and bare.error, report
+
+
+# ---- what a user does mid-run: Stop (mid-answer, and while recovering a cut), a chat
+# left mid-run (tests/support/browser_stop.py)
+
+
+async def test_a_stop_keeps_what_was_shown_through_the_next_question_and_a_chat_switch(
+    browser: Browser, site: str, api: DevServer
+) -> None:
+    url_of = browser_stop.paced(page_of(site, "recovery"))
+    session = await browser_stop.session_on(browser, url_of, api)
+    assert not session.failures(), f"{session.failures()}; {session!r}\n{session.timeline}"
+
+
+# ---- the measured table (docs/webui-browser-table.md): the AI SDK's columns
+
+TABLE = os.environ.get("EVOSCIENTIST_BROWSER_TABLE")
+
+
+@dataclass(frozen=True)
+class Row:
+    fault: Callable[[int], Fault]  # from a healthy stream's size
+    turns: int = 1
+
+
+ROWS: dict[str, Row] = {
+    "no fault": Row(lambda total: Fault()),
+    "cut before the response": Row(lambda total: Fault("cut", 0, match=RUN_POST)),
+    "cut before the request reaches the server; it arrives 0.5 s later": Row(
+        lambda total: Fault("late", match=RUN_POST, delay=0.5)
+    ),
+    "cut mid-answer": Row(lambda total: Fault("cut", int(MID * total), match=RUN_POST)),
+    "reset (RST) mid-answer": Row(lambda total: Fault("reset", int(MID * total), match=RUN_POST)),
+    "stall mid-answer": Row(lambda total: Fault("stall", int(MID * total), match=RUN_POST)),
+    "cut mid-answer, every reconnect cut": Row(every_stream_cut),
+    "two runs in one page, both cut": Row(every_stream_cut, turns=2),
+}
+RELOAD = "cut, then reload: the rejoin cut too"
+
+
+@pytest.mark.skipif(not TABLE, reason="EVOSCIENTIST_BROWSER_TABLE not set")
+async def test_measure_the_browser_table(
+    browser: Browser,
+    site: str,
+    api: DevServer,
+    stream_bytes: int,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    assert TABLE is not None
+    rows: dict[str, dict[str, str]] = {name: {} for name in table.ROWS}
+    bare, adopted = "bare (LangSmithDeploymentTransport)", "LangGraphChatTransport"
+    for name, row in ROWS.items():
+        fault = row.fault(stream_bytes)
+        shown = await bare_turns(browser, api, page_of(site, "bare"), fault, row.turns)
+        rows[name][bare] = "; ".join(
+            one.verdict() if len(shown) == 1 else f"run {i}: {one.verdict()}"
+            for i, one in enumerate(shown, start=1)
+        )
+        outcome = await run_page(browser, api, page_of(site, "recovery"), fault, row.turns)
+        rows[name][adopted] = cell(outcome.turns)
+    for column, hook in ((bare, "bare"), (adopted, "recovery")):
+        reloaded, _ = await reload_while_recovering(browser, api, page_of(site, hook))
+        rows[RELOAD][column] = reloaded.verdict()
+    # The bare transport's runs are threadless: no thread to follow across a restart, nor
+    # to show again; the adopted page through both, as every other page is.
+    root = tmp_path_factory.mktemp("ai-sdk-restart")
+    restarted = await restart_mid_run(browser, root, page_of(site, "recovery"))
+    rows["server restarted mid-run"][adopted] = cell([restarted])
+    rows["server restarted mid-run"][bare] = table.not_applicable("threadless")
+    rows[browser_stop.SWITCH][bare] = table.not_applicable("threadless")
+    for name, after_cut_s in browser_stop.STOP_ROWS.items():
+        paced = page_of(site, "bare")
+        rows[name][bare] = (await bare_stop(browser, api, paced, after_cut_s)).verdict()
+    paced = browser_stop.paced(page_of(site, "recovery"))
+    for name, value in (await browser_stop.user_rows(browser, paced, api)).items():
+        rows[name][adopted] = value
+    measured_on = (
+        f"@ai-sdk/react {table.package_version('@ai-sdk', 'react')} (`useChat`, `resume: true`),"
+        f" ai {table.package_version('ai')},"
+        f" @ai-sdk/langchain {table.package_version('@ai-sdk', 'langchain')}"
+        f" with @langchain/langgraph {table.package_version('@langchain', 'langgraph')},"
+        f" {table.environment(browser)}"
+    )
+    print(table.record(TABLE, table.AI_SDK, measured_on, rows))
+    table.assert_recovery_exact(rows, [adopted])
