@@ -18,6 +18,25 @@ import { exactlyOnceCommandsFetch, exactlyOnceWebSocketFactory } from "./once.js
 const TEARDOWN_LIMIT_MS = 2000;
 
 /**
+ * The errors with which the WebSocket transport of @langchain/langgraph-sdk (1.11.0 under
+ * @langchain/react 1.1.0, 1.9.28 under @langchain/svelte 1.0.29;
+ * dist/client/stream/transport/websocket.js) refuses a command before sending it:
+ * `open()` (the socket failed before it opened, or the transport is closed) and
+ * `sendCommand()` (no socket open, none coming). A submit that failed with one never sent
+ * its `run.start`: sending it again cannot make a second run.
+ */
+const UNSENT = new Set([
+  "Failed to open protocol WebSocket.",
+  "Protocol WebSocket transport is closed.",
+  "Protocol WebSocket is not open.",
+]);
+
+/** Whether `error` is one a command was refused with before it left (`UNSENT`). */
+export function neverSent(error) {
+  return error instanceof Error && UNSENT.has(error.message);
+}
+
+/**
  * Rebind `controller` to `threadId`: its run is over (the route said so).
  * `disconnect()` ends the local run without cancelling anything on the server; leaving
  * the thread closes the transport (its reconnect loop ends); hydrating reads the
@@ -162,18 +181,43 @@ export class RecoveryBinding {
     }
   }
 
-  /** `submit(input, options)` on `baseSubmit`, tagged with a request id, followed. */
+  /**
+   * `submit(input, options)` on `baseSubmit`, tagged with a request id, followed.
+   *
+   * A submit the controller's thread stream could not send is sent once more, on a fresh
+   * stream: the SDK's `ThreadStream` keeps the promise of its first socket's open for its
+   * life (`#ensureOpen`, dist/client/stream/index.js), so when that socket failed before
+   * it opened (a connection cut at the handshake, e.g. right after a Stop rebinds the
+   * controller while the network is still down) every later command of the stream
+   * rejects with that failure, though its transport reconnects on its own, and the
+   * controller keeps the stream as long as it shows the thread: the page could start no
+   * more runs there. Rebinding the controller to the thread replaces the stream.
+   */
   submit(baseSubmit) {
     const follower = this.follower;
     return async (input, submitOptions) => {
       await follower.beforeSubmit();
       const requestId = newRequestId();
       const run = follower.begin({ requestId });
+      const options = {
+        ...submitOptions,
+        metadata: { ...(submitOptions?.metadata || {}), [REQUEST_ID_KEY]: requestId },
+      };
+      let unsent = false;
       try {
-        return await baseSubmit(input, {
-          ...submitOptions,
-          metadata: { ...(submitOptions?.metadata || {}), [REQUEST_ID_KEY]: requestId },
+        const result = await baseSubmit(input, {
+          ...options,
+          // The controller reports a submit's failure here (it does not reject).
+          onError: (error) => {
+            if (neverSent(error)) unsent = true;
+            else submitOptions?.onError?.(error);
+          },
         });
+        const controller = this.controller;
+        if (!unsent || controller === null || run !== follower.run) return result;
+        const threadId = controller.rootStore.getSnapshot().threadId ?? run.threadId ?? follower.threadId;
+        if (threadId) await follower.rebound(threadId);
+        return await baseSubmit(input, options);
       } finally {
         follower.submitReturned(run);
       }

@@ -226,10 +226,15 @@ export class RunFollower extends RouteFollower {
   refresh(run) {
     if (run.refreshed) return this.refreshing ?? Promise.resolve();
     run.refreshed = true;
+    return this.rebound(run.threadId);
+  }
+
+  /** Rebind the controller to `threadId`, what the page shows kept meanwhile. */
+  rebound(threadId) {
     this.frozen = this.config.shown();
     this.rerender();
     this.refreshing = this.config
-      .refresh(run.threadId)
+      .refresh(threadId)
       .catch(() => {})
       .finally(() => {
         this.refreshing = null;

@@ -146,3 +146,32 @@ test("Stop keeps what the turn showed through a rebind and a next question, and 
   assert.deepEqual(passed, [{ cancel: false }]);
   assert.notEqual(other.follower.recovery.status, "stopped");
 });
+
+test("a submit refused before it was sent is sent again on a rebound controller; other errors reach the app", async () => {
+  const binding = new RecoveryBinding(() => {});
+  binding.streamOptions({ apiUrl: "http://127.0.0.1:9" });
+  binding.follower.submitReturned = async () => {};
+  const rebinds = [];
+  const controller = fakeController({ threadId: "t1", isLoading: false, messages: [] });
+  binding.view({ messages: [], values: {}, isLoading: false }, controller, undefined);
+  binding.follower.config.refresh = async (threadId) => rebinds.push(threadId);
+  const outcomes = [new Error("Failed to open protocol WebSocket."), null, new Error("Run failed: boom"), null];
+  const sent = [];
+  const submit = binding.submit(async (input, options) => {
+    sent.push(options.metadata.recovery_request_id);
+    const error = outcomes.shift();
+    if (error) options.onError?.(error); // the controller reports, it does not reject
+    return "done";
+  });
+  const appErrors = [];
+  assert.equal(await submit({ messages: [] }, { onError: (error) => appErrors.push(error.message) }), "done");
+  assert.deepEqual(rebinds, ["t1"]);
+  assert.equal(sent.length, 2);
+  assert.equal(sent[0], sent[1], "the same request id: exactly-once still holds");
+  assert.deepEqual(appErrors, []);
+  // An error the run itself ended with is the app's, and nothing is sent again.
+  await submit({ messages: [] }, { onError: (error) => appErrors.push(error.message) });
+  assert.deepEqual(appErrors, ["Run failed: boom"]);
+  assert.equal(sent.length, 3);
+  assert.deepEqual(rebinds, ["t1"]);
+});
