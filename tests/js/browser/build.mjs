@@ -54,6 +54,10 @@ const plugins = sdkDir
 // and langchain-react.jsx where that binding is installed (likewise assistant-ui.jsx, ai-sdk.jsx). The binding brings its own SDK
 // (it pins one), so its page is left out of a build for another SDK.
 const PAGES = { index: "app", streaming: "streaming" };
+// Minified as an app ships its pages: each page load in the suite parses its bundle
+// (1.5 to 4.3 MB unminified), on the same two cores as every other test. Names are kept:
+// libraries read their classes' names (errors, @langchain/core's messages).
+const SMALL = { minify: true, keepNames: true };
 const installed = (...names) => existsSync(join(external ?? join(pkg, "node_modules"), ...names));
 if (!sdkDir && installed("@langchain", "react")) PAGES["langchain-react"] = "langchain-react";
 // assistant-ui's page runs on the lockfile's SDK (its peer), as an assistant-ui app does.
@@ -70,6 +74,7 @@ const { metafile } = await build({
   plugins,
   metafile: true,
   define: { "process.env.NODE_ENV": '"production"' },
+  ...SMALL,
   logLevel: "warning",
 });
 // The Svelte page, where @langchain/svelte is installed: its own build, with the Svelte
@@ -88,6 +93,7 @@ if (!sdkDir && installed("@langchain", "svelte")) {
     mainFields: ["svelte", "browser", "module", "main"],
     plugins: [sveltePlugin({ compilerOptions: { css: "injected" } })],
     define: { "process.env.NODE_ENV": '"production"' },
+    ...SMALL,
     logLevel: "warning",
   });
   PAGES.svelte = "svelte";
