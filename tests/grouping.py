@@ -60,11 +60,11 @@ ONE_AT_A_TIME = {
     "tests/js/test_browser_langchain_react.py": "chromium:a",
     # LangGraph's JS server: its two pages after @langchain/react's, on their worker.
     "tests/js/test_js_server.py": "chromium:a",
+    # The AI SDK's useChat page: its three tests after those, on the same worker.
+    "tests/js/test_browser_ai_sdk.py": "chromium:a",
     "tests/js/test_browser_recovery.py": "chromium:b",
     "tests/js/test_browser_assistant_ui.py": "chromium:b",
     "tests/js/test_browser_svelte.py": "chromium:b",
-    # The AI SDK's useChat page (~50 s): in lane a it made a fresh-clone CI 612 s.
-    "tests/js/test_browser_ai_sdk.py": "chromium:b",
 }
 
 # The modules whose groups take longest (``--durations``): browsers and node suites on
