@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -26,15 +25,20 @@ from playwright.async_api import Browser
 from tests.support import browser_stop
 from tests.support import browser_table as table
 from tests.support.browser_ai_sdk import bare_stop, bare_turns, reload_while_recovering
-from tests.support.browser_turns import Outcome, cell, healthy_bytes, restart_mid_run, run_page
-from tests.support.proxy import Fault
+from tests.support.browser_turns import (
+    FAULT_ROWS,
+    Outcome,
+    cell,
+    every_stream_cut,
+    healthy_bytes,
+    restart_mid_run,
+    run_page,
+)
 from tests.support.servers import DevServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="session")]
 
 PAGE = "ai-sdk.html"
-MID = 0.7  # of a healthy run stream's bytes: inside the answer's tokens
-RUN_POST = ("/runs/stream",)  # the submit: POST /threads/{id}/runs/stream (bare: /runs/stream)
 
 
 @pytest.fixture(scope="module")
@@ -51,11 +55,6 @@ def page_of(site: str, hook: str) -> Callable[[str], str]:
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def stream_bytes(browser: Browser, site: str, api: DevServer) -> int:
     return await healthy_bytes(browser, api, page_of(site, "recovery"))
-
-
-def every_stream_cut(total: int) -> Fault:
-    # The submit's stream and every rejoin of the run (the proxy's default match).
-    return Fault("cut", int(MID * total), times=None)
 
 
 def describe(name: str, outcome: Outcome) -> str:
@@ -119,24 +118,6 @@ async def test_a_stop_keeps_what_was_shown_through_the_next_question_and_a_chat_
 TABLE = os.environ.get("EVOSCIENTIST_BROWSER_TABLE")
 
 
-@dataclass(frozen=True)
-class Row:
-    fault: Callable[[int], Fault]  # from a healthy stream's size
-    turns: int = 1
-
-
-ROWS: dict[str, Row] = {
-    "no fault": Row(lambda total: Fault()),
-    "cut before the response": Row(lambda total: Fault("cut", 0, match=RUN_POST)),
-    "cut before the request reaches the server; it arrives 0.5 s later": Row(
-        lambda total: Fault("late", match=RUN_POST, delay=0.5)
-    ),
-    "cut mid-answer": Row(lambda total: Fault("cut", int(MID * total), match=RUN_POST)),
-    "reset (RST) mid-answer": Row(lambda total: Fault("reset", int(MID * total), match=RUN_POST)),
-    "stall mid-answer": Row(lambda total: Fault("stall", int(MID * total), match=RUN_POST)),
-    "cut mid-answer, every reconnect cut": Row(every_stream_cut),
-    "two runs in one page, both cut": Row(every_stream_cut, turns=2),
-}
 RELOAD = "cut, then reload: the rejoin cut too"
 
 
@@ -151,13 +132,10 @@ async def test_measure_the_browser_table(
     assert TABLE is not None
     rows: dict[str, dict[str, str]] = {name: {} for name in table.ROWS}
     bare, adopted = "bare (LangSmithDeploymentTransport)", "LangGraphChatTransport"
-    for name, row in ROWS.items():
+    for name, row in FAULT_ROWS.items():
         fault = row.fault(stream_bytes)
         shown = await bare_turns(browser, api, page_of(site, "bare"), fault, row.turns)
-        rows[name][bare] = "; ".join(
-            one.verdict() if len(shown) == 1 else f"run {i}: {one.verdict()}"
-            for i, one in enumerate(shown, start=1)
-        )
+        rows[name][bare] = cell(shown)
         outcome = await run_page(browser, api, page_of(site, "recovery"), fault, row.turns)
         rows[name][adopted] = cell(outcome.turns)
     for column, hook in ((bare, "bare"), (adopted, "recovery")):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -26,9 +25,13 @@ from playwright.async_api import Browser
 from tests.support import browser_stop
 from tests.support import browser_table as table
 from tests.support.browser_turns import (
+    FAULT_ROWS,
+    RUN_POST,
     Outcome,
+    Row,
     bare_and_adopted,
     cell,
+    every_stream_cut,
     healthy_bytes,
     restart_mid_run,
     run_page,
@@ -39,8 +42,6 @@ from tests.support.servers import DevServer
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="session")]
 
 PAGE = "assistant-ui.html"
-MID = 0.7  # of a healthy run stream's bytes: inside the answer's tokens
-RUN_POST = ("/runs/stream",)  # the submit: POST /threads/{id}/runs/stream
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +58,6 @@ def page_of(site: str, hook: str) -> Callable[[str], str]:
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def stream_bytes(browser: Browser, site: str, api: DevServer) -> int:
     return await healthy_bytes(browser, api, page_of(site, "bare"))
-
-
-def every_stream_cut(total: int) -> Fault:
-    # The submit's stream and every rejoin of the run (the proxy's default match).
-    return Fault("cut", int(MID * total), times=None)
 
 
 def describe(name: str, outcome: Outcome) -> str:
@@ -123,24 +119,8 @@ async def test_a_stop_keeps_what_was_shown_through_the_next_question_and_a_threa
 TABLE = os.environ.get("EVOSCIENTIST_BROWSER_TABLE")
 
 
-@dataclass(frozen=True)
-class Row:
-    fault: Callable[[int], Fault]  # from a healthy stream's size
-    turns: int = 1
-    reload_after_s: float | None = None  # the page reloaded that long into the run
-
-
 ROWS: dict[str, Row] = {
-    "no fault": Row(lambda total: Fault()),
-    "cut before the response": Row(lambda total: Fault("cut", 0, match=RUN_POST)),
-    "cut before the request reaches the server; it arrives 0.5 s later": Row(
-        lambda total: Fault("late", match=RUN_POST, delay=0.5)
-    ),
-    "cut mid-answer": Row(lambda total: Fault("cut", int(MID * total), match=RUN_POST)),
-    "reset (RST) mid-answer": Row(lambda total: Fault("reset", int(MID * total), match=RUN_POST)),
-    "stall mid-answer": Row(lambda total: Fault("stall", int(MID * total), match=RUN_POST)),
-    "cut mid-answer, every reconnect cut": Row(every_stream_cut),
-    "two runs in one page, both cut": Row(every_stream_cut, turns=2),
+    **FAULT_ROWS,
     "cut, then reload: the rejoin cut too": Row(
         lambda total: Fault("cut", int(0.3 * total), times=None), reload_after_s=0.5
     ),

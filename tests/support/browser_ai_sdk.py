@@ -26,7 +26,14 @@ from tests.support.browser_langchain import question
 from tests.support.browser_page import SHOW_WITHIN_S, SUBMIT, run_end, runs_of
 from tests.support.browser_stop import ANSWER_CHARS_AT_STOP, CANCEL_WITHIN_S, Stopped
 from tests.support.browser_stop import question as paced_question
-from tests.support.browser_turns import ANSWERS, CONTROL_PATIENCE_S, PATIENCE_S, Turn, open_page
+from tests.support.browser_turns import (
+    ANSWERS,
+    CONTROL_PATIENCE_S,
+    PATIENCE_S,
+    Turn,
+    open_page,
+    shown_within,
+)
 from tests.support.proxy import Fault, FaultProxy
 from tests.support.servers import DevServer
 from tests.support.slow_agent_graph import SLOW, SLOW_GRAPH, SLOWER
@@ -147,7 +154,7 @@ async def reload_while_recovering(
         if thread_id:
             (run_id,) = await runs_of(api.url, thread_id)
             ended, expected, _ = await run_end(api.url, thread_id, run_id)
-            delay = await _one_turn_shown(page, expected, ended, PATIENCE_S)
+            _, delay = await shown_within(page, 0, expected, ended, PATIENCE_S)
             runs = len(await runs_of(api.url, thread_id))
         else:
             run_id, delay, runs = "", None, 1
@@ -162,22 +169,6 @@ async def reload_while_recovering(
     finally:
         await context.close()
         await proxy.stop()
-
-
-async def _one_turn_shown(
-    page: Page, expected: str, ended: float, patience_s: float
-) -> float | None:
-    """Seconds from ``ended`` until the page's one turn shows ``expected``; None: not
-    within the patience."""
-    with contextlib.suppress(PlaywrightTimeout):
-        await page.wait_for_function(
-            "want => window.answers()[0] === want",
-            arg=expected,
-            timeout=max(0.0, ended + patience_s - time.monotonic()) * 1000,
-            polling=20,
-        )
-        return max(0.0, time.monotonic() - ended)
-    return None
 
 
 # ---- a Stop on the bare page: its run found among the server's busy threads

@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 from playwright.async_api import Browser, Page
@@ -89,7 +90,11 @@ class Turn:
         return verdict
 
 
-def cell(turns: list[Turn]) -> str:
+class HasVerdict(Protocol):
+    def verdict(self) -> str: ...
+
+
+def cell(turns: Sequence[HasVerdict]) -> str:
     if len(turns) == 1:
         return turns[0].verdict()
     return "; ".join(f"run {i}: {turn.verdict()}" for i, turn in enumerate(turns, start=1))
@@ -106,7 +111,7 @@ async def _distinct_lengths(page: Page, turn: int) -> int:
     return len({len(text) for text in texts if text})
 
 
-async def _shown(
+async def shown_within(
     page: Page, turn: int, expected: str, ended: float, patience_s: float
 ) -> tuple[str | None, float | None]:
     try:
@@ -156,7 +161,7 @@ async def ask(
             run_id = runs[-1]
             ended, expected, _ = await run_end(api, thread_id, run_id)
         lengths = await _distinct_lengths(page, turn)
-        answer, delay = await _shown(page, turn, expected, ended, patience_s)
+        answer, delay = await shown_within(page, turn, expected, ended, patience_s)
         runs = len(await runs_of(api, thread_id)) - runs_before
         status = await run_status(api, thread_id, run_id)
         if answer == expected and await thread_tool_calls(api, thread_id):
@@ -181,6 +186,38 @@ async def thread_tool_calls(api: str, thread_id: str) -> int:
         response.raise_for_status()
     messages = (response.json().get("values") or {}).get("messages") or []
     return sum(len(m.get("tool_calls") or []) for m in messages if isinstance(m, dict))
+
+
+# The table's fault rows for a turn page (docs/webui-browser-table.md), by a healthy
+# run stream's size in bytes: the submit's stream cut, reset or stalled at ``MID`` of it.
+MID = 0.7  # of a healthy run stream's bytes: inside the answer's tokens
+RUN_POST = ("/runs/stream",)  # the submit: POST [/threads/{id}]/runs/stream
+
+
+def every_stream_cut(total: int) -> Fault:
+    # The submit's stream and every rejoin of the run (the proxy's default match).
+    return Fault("cut", int(MID * total), times=None)
+
+
+@dataclass(frozen=True)
+class Row:
+    fault: Callable[[int], Fault]  # from a healthy stream's size
+    turns: int = 1
+    reload_after_s: float | None = None  # the page reloaded that long into the run
+
+
+FAULT_ROWS: dict[str, Row] = {
+    "no fault": Row(lambda total: Fault()),
+    "cut before the response": Row(lambda total: Fault("cut", 0, match=RUN_POST)),
+    "cut before the request reaches the server; it arrives 0.5 s later": Row(
+        lambda total: Fault("late", match=RUN_POST, delay=0.5)
+    ),
+    "cut mid-answer": Row(lambda total: Fault("cut", int(MID * total), match=RUN_POST)),
+    "reset (RST) mid-answer": Row(lambda total: Fault("reset", int(MID * total), match=RUN_POST)),
+    "stall mid-answer": Row(lambda total: Fault("stall", int(MID * total), match=RUN_POST)),
+    "cut mid-answer, every reconnect cut": Row(every_stream_cut),
+    "two runs in one page, both cut": Row(every_stream_cut, turns=2),
+}
 
 
 @dataclass
@@ -249,7 +286,7 @@ async def restart_mid_run(browser: Browser, root: Path, url_of: Callable[[str], 
 
     async def read(page: Page, api: str, thread_id: str, run_id: str) -> Turn:
         ended, expected, _ = await run_end(api, thread_id, run_id)
-        answer, delay = await _shown(page, 0, expected, ended, PATIENCE_S)
+        answer, delay = await shown_within(page, 0, expected, ended, PATIENCE_S)
         # A SIGKILL may lose the thread's run records (langgraph dev keeps them in
         # memory); the checkpoints the route reads stay, and so does its verdict.
         runs = max(1, len(await runs_of(api, thread_id)))
