@@ -326,7 +326,7 @@ async def test_stop_and_a_thread_switch_on_the_adopted_page(
         )
     runtime.proxy.arm(Fault())
     print(session)
-    assert not session.failures(), f"{session.failures()}; {session!r}"
+    assert not session.failures(), f"{session.failures()}; {session!r}\n{session.timeline}"
 
 
 async def _route_text(server: DevServer, thread_id: str) -> str:

@@ -9,10 +9,11 @@
 //
 // Here the stream LangGraphAgent iterates is the SDK's, followed: from the moment the run
 // has an id it is followed through the final-answer route too (`wait=` long-polls), and
-// when the stream ends or fails (or says `error`), or is still open but silent after the
-// route said the run is over (stalled, or the SDK waiting to rejoin a cut), the route's
-// settled answer ends the run. LangGraphAgent's own ending then runs on the settled state,
-// after the text events the client still needs; or, when the run failed or was lost,
+// when the stream ends or fails (or says `error`), or is still open `STREAM_GRACE_MS`
+// after the route said the run is over (stalled, the SDK waiting to rejoin a cut, or a
+// backlog a busy runtime is still reading), the route's settled answer ends the run.
+// LangGraphAgent's own ending then runs on the settled state, read once the route said
+// the run is over, after the text events the client still needs; or, when the run failed or was lost,
 // `RUN_ERROR` with the route's error ends the AG-UI run and nothing follows it. Every
 // event the stream carries passes through as LangGraphAgent makes it.
 // The run's submit is tagged with a request id and sent through `exactlyOnceFetch`, so a
@@ -108,6 +109,7 @@ export function withFinalAnswer(Base) {
         controller: new AbortController(), // aborted by the user's Stop
         request: new AbortController(), // the SDK's request, aborted once it is left
         follow: null, // the route's answer, followed beside the stream (`followAnswer`)
+        finalState: null, // the thread's state, read once the route said the run is over
         text: new TextLedger(),
         answer: null,
       };
@@ -126,7 +128,7 @@ export function withFinalAnswer(Base) {
           if (created && created.run_id) run.runId ??= created.run_id;
           return props.onRunCreated?.(created);
         },
-        // A stream left (a Stop, or silent once the run is over) ends the SDK's request.
+        // A stream left (a Stop, or still open once the run is over) ends the SDK's request.
         signal: run.request.signal,
       };
       return super.prepareStream({ ...input, forwardedProps }, streamMode);
@@ -139,7 +141,12 @@ export function withFinalAnswer(Base) {
       }
       const shut = gate(subscriber);
       const streamResponse = this.followRun(prepared.streamResponse, threadId, run, shut);
-      return super.handleStreamEvents({ ...prepared, streamResponse }, threadId, shut, input, streamModes);
+      const { client } = this; // followRun may lend the ending a client reading the final state
+      try {
+        return await super.handleStreamEvents({ ...prepared, streamResponse }, threadId, shut, input, streamModes);
+      } finally {
+        this.client = client;
+      }
     }
 
     dispatchEvent(event) {
@@ -188,7 +195,7 @@ export function withFinalAnswer(Base) {
 
     /**
      * The SDK's run stream, passed through part by part until it ends, fails, says
-     * `error`, or is silent once the route said the run is over; then the run's settled
+     * `error`, or is left once the route said the run is over; then the run's settled
      * answer. Returns to LangGraphAgent's ending when the run succeeded or was
      * interrupted (or the user stopped it); otherwise ends the AG-UI run with `RUN_ERROR`
      * and throws `ENDED`.
@@ -198,7 +205,15 @@ export function withFinalAnswer(Base) {
       const options = this.finalAnswerOptions();
       // Followed beside the stream from the moment the run has an id.
       const runOver = () => {
-        if (run.follow === null && run.runId) run.follow = followAnswer(threadId, run, options);
+        if (run.follow === null && run.runId) {
+          run.follow = followAnswer(threadId, run, options);
+          // LangGraphAgent's ending reads the thread's state twice, one read after the
+          // other, once the stream is left: read it as soon as the run is over, while the
+          // stream has its grace, so the turn ends without waiting on either.
+          run.finalState = run.follow.answer
+            .then((settled) => (settled && settled.complete ? this.client.threads.getState(threadId) : null))
+            .catch(() => null);
+        }
         return run.follow?.over ?? null;
       };
       let failure = null;
@@ -264,6 +279,7 @@ export function withFinalAnswer(Base) {
       }
       // Success or interrupt: LangGraphAgent's ending reads the settled state.
       run.answer = answer;
+      if (run.finalState) this.client = readingFinalState(this.client, threadId, run.finalState);
       this.completeText(run, answer);
     }
 
@@ -319,9 +335,22 @@ function followAnswer(threadId, run, options) {
   return { answer, over };
 }
 
+/**
+ * `client`, whose `threads.getState(threadId)` gives `finalState` (a promise of the state
+ * read once the run was over; null if that read failed, then the state is read anew).
+ */
+function readingFinalState(client, threadId, finalState) {
+  const threads = Object.create(client.threads);
+  threads.getState = (id, ...rest) =>
+    id === threadId && rest.length === 0
+      ? finalState.then((state) => state ?? client.threads.getState(id))
+      : client.threads.getState(id, ...rest);
+  return Object.assign(Object.create(client), { threads });
+}
+
 const NEVER = new Promise(() => {});
 const STOPPED = Symbol("stopped");
-const SILENT = Symbol("silent");
+const PAST_DEADLINE = Symbol("past the deadline");
 
 function pause(ms) {
   return new Promise((resolve) => {
@@ -331,10 +360,11 @@ function pause(ms) {
 
 /**
  * `stream`'s parts as they come, until the user stops the run (`signal`, at once: a
- * stream being rejoined may send nothing for a while), or, once `runOver()` (a promise,
- * null while there is none yet) resolved, the stream sends nothing for
- * `STREAM_GRACE_MS`: still open then, it is stalled or waiting to rejoin a cut. A stream
- * left before its end is closed, and `leave()` called (to end its request).
+ * stream being rejoined may send nothing for a while), or `STREAM_GRACE_MS` after
+ * `runOver()` (a promise, null while there is none yet) resolved: a stream still open
+ * then is stalled, waiting to rejoin a cut, or a backlog a busy runtime is still reading,
+ * and the route's answer ends the turn sooner than any of them would. A stream left
+ * before its end is closed, and `leave()` called (to end its request).
  */
 async function* partsOf(stream, signal, runOver, leave) {
   const iterator = stream[Symbol.asyncIterator]();
@@ -342,29 +372,20 @@ async function* partsOf(stream, signal, runOver, leave) {
     if (signal.aborted) resolve(STOPPED);
     else signal.addEventListener("abort", () => resolve(STOPPED), { once: true });
   });
-  let over = false;
-  let silent = null; // resolves SILENT once the stream was silent long enough after the run's end
+  let deadline = null; // resolves PAST_DEADLINE STREAM_GRACE_MS after the route said the run is over
   let ended = false;
   try {
     while (!signal.aborted) {
-      const settled = silent === null ? runOver() : null;
-      if (settled) {
-        silent = settled.then(() => {
-          over = true;
-          return pause(STREAM_GRACE_MS).then(() => SILENT);
-        });
-      }
+      const over = deadline === null ? runOver() : null;
+      if (over) deadline = over.then(() => pause(STREAM_GRACE_MS)).then(() => PAST_DEADLINE);
       const contenders = [iterator.next(), stopped];
-      if (silent) contenders.push(silent);
+      if (deadline) contenders.push(deadline);
       const next = await Promise.race(contenders);
-      if (next === STOPPED || next === SILENT) return;
+      if (next === STOPPED || next === PAST_DEADLINE) return;
       if (next.done) {
         ended = true;
         return;
       }
-      // Past the run's end, every part the stream still brings (a backlog being read)
-      // gives it another grace.
-      if (over) silent = pause(STREAM_GRACE_MS).then(() => SILENT);
       yield next.value;
     }
   } finally {

@@ -2,9 +2,10 @@
 // on: `prepareStream` hands `forwardedProps` to `client.runs.stream`, `handleStreamEvents`
 // iterates the stream (breaking on a requested cancel it has not sent), takes the
 // server's run id from the stream's metadata, turns message chunks into text events, and
-// ends with a `MESSAGES_SNAPSHOT` of the thread's state and `RUN_FINISHED`; `abortRun`
-// cancels `activeRun.id`. Events go to `events`, and (as @ag-ui/client's pipeline does)
-// into `messages`. The runtime runs each request on a `clone()`.
+// ends with a `MESSAGES_SNAPSHOT` of the thread's state (read twice, as it does) and
+// `RUN_FINISHED`; `abortRun` cancels `activeRun.id`. Events go to `events`, and (as
+// @ag-ui/client's pipeline does) into `messages`. The runtime runs each request on a
+// `clone()`.
 
 export class FakeLangGraphAgent {
   constructor(config) {
@@ -83,6 +84,8 @@ export class FakeLangGraphAgent {
         this.dispatchEvent({ type: "TEXT_MESSAGE_CONTENT", messageId: progress.id, delta: chunk.content });
       }
     }
+    // LangGraphAgent reads the state twice: for the node the run ended on, then for its snapshots.
+    await this.client.threads.getState(threadId);
     const state = await this.client.threads.getState(threadId);
     this.dispatchEvent({ type: "MESSAGES_SNAPSHOT", messages: state.values.messages });
     this.dispatchEvent({ type: "RUN_FINISHED", threadId, runId: this.activeRun.id });
