@@ -22,6 +22,7 @@ from langgraph_sdk import get_client
 from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader
 from evoscientist_final_answer.store.errors import ThreadNotFound
+from tests.support.local_http import local_client
 from tests.support.reliability import assert_error
 from tests.support.servers import REPO, DevServer, langgraph_dev
 
@@ -56,7 +57,7 @@ async def run_as(server: DevServer, headers: dict[str, str], question: str) -> d
 async def get(
     server: DevServer, path: str, headers: dict[str, str] | None = None, **params: Any
 ) -> httpx.Response:
-    async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+    async with local_client(server.url, timeout=30) as http:
         return await http.get(path, params=params, headers=headers)
 
 

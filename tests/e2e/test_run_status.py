@@ -21,6 +21,7 @@ from langgraph_sdk import get_client
 
 from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer.recovery.reconcile import Reconciler, RunGone
+from tests.support.local_http import local_client
 from tests.support.reliability import assert_error
 from tests.support.servers import DevServer, langgraph_dev
 from tests.support.slow_tool_graph import SLOW_ANSWER
@@ -55,7 +56,7 @@ def ask(question: str) -> dict[str, Any]:
 
 
 async def final_answer(server: DevServer, thread_id: str, **params: Any) -> httpx.Response:
-    async with httpx.AsyncClient(base_url=server.url, timeout=90) as http:
+    async with local_client(server.url, timeout=90) as http:
         return await http.get(f"/api/threads/{thread_id}/final-answer", params=params)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.local_http import local_get
 from tests.support.seeds import Seeder, route
 from tests.support.servers import REPO, free_port
 
@@ -142,7 +143,7 @@ class Host:
         deadline = time.monotonic() + 30
         while True:
             try:
-                httpx.get(f"{self.base}/api/openapi.json", timeout=1)
+                local_get(f"{self.base}/api/openapi.json", timeout=1)
                 return
             except httpx.TransportError:
                 assert self.process.poll() is None, self.log.read_text()

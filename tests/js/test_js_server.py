@@ -25,6 +25,7 @@ from playwright.async_api import Browser
 from tests.support import js_server, jstools, route_contract
 from tests.support.browser_turns import healthy_bytes, run_page
 from tests.support.contract_graph import FAILURE, GRAPH_ID, QUESTION, SLOW, SPEC, answer_for
+from tests.support.local_http import local_client
 from tests.support.proxy import Fault, FaultProxy, measure_stream_bytes
 from tests.support.servers import DevServer, langgraph_dev
 from tests.support.sidecar import Sidecar, sidecar
@@ -213,7 +214,7 @@ async def test_the_route_keeps_its_contract_on_both_servers(
             api = get_client(url=servers[server_name].url, api_key=None)
             stack.push_async_callback(api.aclose)
             url = js_sidecar.url if route_name == "sidecar" else servers[server_name].url
-            http = await stack.enter_async_context(httpx.AsyncClient(base_url=url, timeout=60))
+            http = await stack.enter_async_context(local_client(url, timeout=60))
             routes[route_name] = route_contract.Route(route_name, api, http)
         seen = dict(
             zip(

@@ -34,6 +34,7 @@ from tests.support.browser_turns import (
     open_page,
     shown_within,
 )
+from tests.support.local_http import local_client
 from tests.support.proxy import Fault, FaultProxy
 from tests.support.servers import DevServer
 from tests.support.slow_agent_graph import SLOW, SLOW_GRAPH, SLOWER
@@ -50,7 +51,7 @@ PAGE_ERROR = "() => document.querySelector('#chat')?.dataset.error ?? ''"
 async def healthy_answer(api: str, ask: str, assistant: str = "EvoScientist") -> str:
     """The route's answer to ``ask`` on a thread of its own, asked directly (no proxy):
     what a bare turn of the same question should show."""
-    async with httpx.AsyncClient(base_url=api, timeout=120) as http:
+    async with local_client(api, timeout=120) as http:
         thread = (await http.post("/threads", json={})).json()["thread_id"]
         human = {"role": "human", "content": ask}
         run = await http.post(
@@ -203,7 +204,7 @@ async def bare_stop(
     try:
         page = await context.new_page()
         await open_page(page, f"{url_of(proxy.url)}&assistant={SLOW_GRAPH}")
-        async with httpx.AsyncClient(base_url=api.url, timeout=10) as http:
+        async with local_client(api.url, timeout=10) as http:
             busy_before = await _busy_threads(http)
             pace = SLOWER if (stop_after_cut_s or 0) > 3 else SLOW
             await page.evaluate(SUBMIT, paced_question(pace))

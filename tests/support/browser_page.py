@@ -23,12 +23,12 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 from playwright.async_api import Browser, Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from tests.support import jstools
 from tests.support.jstools import REPO
+from tests.support.local_http import local_client
 
 PAGE_SOURCE = REPO / "tests" / "js" / "browser"
 # The run's end to the page showing the route's answer: the issue's bar.
@@ -144,7 +144,7 @@ async def thread_of(page: Page) -> str:
 
 
 async def run_status(api: str, thread_id: str, run_id: str) -> str:
-    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
+    async with local_client(api, timeout=10) as http:
         response = await http.get(f"/threads/{thread_id}/runs/{run_id}")
         response.raise_for_status()
         return str(response.json()["status"])
@@ -153,7 +153,7 @@ async def run_status(api: str, thread_id: str, run_id: str) -> str:
 async def runs_of(api: str, thread_id: str) -> list[str]:
     """The thread's run ids, oldest first (none while the server has no such thread: a
     client-made thread id exists once its first run is accepted)."""
-    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
+    async with local_client(api, timeout=10) as http:
         response = await http.get(f"/threads/{thread_id}/runs", params={"limit": 50})
         if response.status_code == 404:
             return []
@@ -177,7 +177,7 @@ async def run_end(api: str, thread_id: str, run_id: str) -> tuple[float, str, st
     """Wait (long-poll) for the run's end, asking the server directly, not through the
     proxy. Returns when it ended (monotonic), the route's ``format=text`` answer and
     the answer's message id."""
-    async with httpx.AsyncClient(base_url=api, timeout=RUN_TIMEOUT_S + 10) as http:
+    async with local_client(api, timeout=RUN_TIMEOUT_S + 10) as http:
         route = f"/api/threads/{thread_id}/final-answer"
         deadline = time.monotonic() + RUN_TIMEOUT_S
         while True:
@@ -351,7 +351,7 @@ async def distinct_lengths(page: Page, message_id: str | None) -> int:
 
 async def stream_modes(api: str, thread_id: str, run_id: str) -> list[str]:
     """The stream modes the run was asked for, as the server recorded them."""
-    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
+    async with local_client(api, timeout=10) as http:
         response = await http.get(f"/threads/{thread_id}/runs/{run_id}")
         response.raise_for_status()
         modes = response.json()["kwargs"]["stream_mode"]

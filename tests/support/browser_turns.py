@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-import httpx
 from playwright.async_api import Browser, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
@@ -33,6 +32,7 @@ from tests.support.browser_page import (
     runs_of,
     thread_of,
 )
+from tests.support.local_http import local_client
 from tests.support.proxy import Fault, FaultProxy
 from tests.support.servers import DevServer
 
@@ -181,7 +181,7 @@ async def ask(
 
 async def thread_tool_calls(api: str, thread_id: str) -> int:
     """Tool calls the thread's messages hold, all turns so far."""
-    async with httpx.AsyncClient(base_url=api, timeout=10) as http:
+    async with local_client(api, timeout=10) as http:
         response = await http.get(f"/threads/{thread_id}/state")
         response.raise_for_status()
     messages = (response.json().get("values") or {}).get("messages") or []

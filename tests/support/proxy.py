@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+from tests.support.local_http import local_client
 
 STREAM_REQUESTS = ("/runs/stream", "/stream")
 
@@ -303,7 +303,7 @@ async def measure_stream_bytes(
     }
     async with FaultProxy(upstream_port, Fault()) as proxy:
         async with (
-            httpx.AsyncClient(base_url=proxy.url, timeout=60) as http,
+            local_client(proxy.url, timeout=60) as http,
             http.stream("POST", f"/threads/{thread_id}/runs/stream", json=body) as response,
         ):
             response.raise_for_status()

@@ -27,6 +27,7 @@ import uvicorn
 from langgraph_sdk import get_client
 from starlette.types import ASGIApp
 
+from tests.support.local_http import local_get
 from tests.support.zygote import ZYGOTE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -126,7 +127,7 @@ def wait_until_up(
             port = int(moved[2])
         if f"API: http://127.0.0.1:{port}" in log:
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/ok", timeout=1.0).status_code == 200:
+                if local_get(f"http://127.0.0.1:{port}/ok", timeout=1.0).status_code == 200:
                     return port
             except httpx.HTTPError:
                 pass

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.support.local_http import local_get
 from tests.support.servers import NOT_INHERITED, free_port, stop
 
 STARTUP_TIMEOUT = 60.0
@@ -80,7 +81,7 @@ def _wait_until_up(url: str, process: subprocess.Popen[bytes], log_path: Path) -
         if process.poll() is not None:
             raise RuntimeError(f"the sidecar exited early:\n{log_path.read_text()[-4000:]}")
         try:
-            response = httpx.get(url + PROBE, timeout=1.0)
+            response = local_get(url + PROBE, timeout=1.0)
             if response.status_code == 404 and "error" in response.json():
                 return
         except (httpx.HTTPError, ValueError):
