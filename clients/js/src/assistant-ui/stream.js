@@ -218,6 +218,9 @@ async function* recovering(events, { client, call, signal, internal, maxWaitMs, 
         break;
       }
       if (step.result.done) break;
+      // The user's Stop is final: a part the stream had read before its abort goes no
+      // further (its turn keeps what it showed at Stop).
+      if (signal?.aborted) break;
       const chunk = step.result.value;
       if (chunk.event === "metadata" && chunk.data?.run_id) call.runId = call.runId ?? chunk.data.run_id;
       if (chunk.event === "error") runFailed = true;

@@ -170,6 +170,26 @@ test("a cancel the user asks for cancels the run on the server", async () => {
   assert.deepEqual(cancelled, [["t", "run-1"]]);
 });
 
+test("after a Stop, nothing the stream still holds is yielded", async () => {
+  const { client } = scriptedClient([]);
+  // Parts the SDK had read before the abort come out of its stream all the same.
+  client.runs.stream = async function* () {
+    yield { event: "metadata", data: { run_id: "run-1" } };
+    yield partial("The par");
+    yield partial("The partial answ");
+    yield partial("The partial answer, more");
+  };
+  const controller = new AbortController();
+  const stream = createLangGraphStreamWithRecovery({ client, assistantId: "a" });
+  const iterator = (await stream([], config({ abortSignal: controller.signal })))[Symbol.asyncIterator]();
+  await iterator.next();
+  assert.equal((await iterator.next()).value.data[0].content, "The par");
+  controller.abort(); // Stop
+  const after = [];
+  for (let next = await iterator.next(); !next.done; next = await iterator.next()) after.push(next.value);
+  assert.deepEqual(after, []);
+});
+
 test("an interrupt in the thread's state is yielded as upstream's updates event", async () => {
   const { client } = scriptedClient([{ event: "metadata", data: { run_id: "run-1" } }]);
   client.threads.getState = async () =>
