@@ -20,7 +20,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +31,8 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 from tests.support import jstools
 from tests.support.browser_langchain import answer_streaming, question, server
 from tests.support.browser_page import SUBMIT, nth_run, run_end, run_status, runs_of, thread_of
-from tests.support.browser_turns import PATIENCE_S, Turn, open_page
+from tests.support.browser_turns import FAULT_ROWS as TURNS_ROWS
+from tests.support.browser_turns import MID, PATIENCE_S, RUN_POST, Row, Turn, open_page
 from tests.support.proxy import Fault, FaultProxy, measure_stream_bytes
 from tests.support.servers import DevServer, free_port, new_thread, runs_written, stop
 from tests.support.slow_agent_graph import SLOW_GRAPH, SLOWER
@@ -44,9 +45,7 @@ AGENT_STREAM = {
     "stream_subgraphs": True,
 }
 BASELINE_QUESTION = "What is a control group?"  # also copilotkit.test.mjs's first
-RUN_POST = ("/runs/stream",)  # the runtime's submit: POST /threads/{id}/runs/stream
 RUN_STREAMS = ("/runs/stream", "/stream")  # the submit and the SDK's rejoins of it
-MID = 0.7  # of a healthy stream's bytes: inside the answer's tokens
 RUNTIME_START_S = 120.0  # node loading the runtime's packages, on a loaded machine
 ENV = {"COPILOTKIT_TELEMETRY_DISABLED": "true"}  # a test runtime phones nowhere
 
@@ -149,25 +148,13 @@ async def on_page(browser: Browser, url: str) -> AsyncIterator[Page]:
         await context.close()
 
 
-# ---- the faults: as the other front ends' modules define them, on the runtime's stream
-
-
-@dataclass(frozen=True)
-class Row:
-    fault: Callable[[int], Fault]  # from a healthy stream's size in bytes
-    turns: int = 1
-    reload_after_s: float | None = None  # seconds after the run exists to reload the page
-
+# ---- the faults: the other front ends' rows (browser_turns), on the runtime's stream. The
+# runtime's submit is its POST /threads/{id}/runs/stream (RUN_POST); it rejoins a cut
+# stream itself, so "every reconnect cut" and "two runs" match its rejoins and count
+# their cuts here, and a reload row is added.
 
 FAULT_ROWS: dict[str, Row] = {
-    "no fault": Row(lambda total: Fault()),
-    "cut before the response": Row(lambda total: Fault("cut", 0, match=RUN_POST)),
-    "cut before the request reaches the server; it arrives 0.5 s later": Row(
-        lambda total: Fault("late", match=RUN_POST, delay=0.5)
-    ),
-    "cut mid-answer": Row(lambda total: Fault("cut", int(MID * total), match=RUN_POST)),
-    "reset (RST) mid-answer": Row(lambda total: Fault("reset", int(MID * total), match=RUN_POST)),
-    "stall mid-answer": Row(lambda total: Fault("stall", int(MID * total), match=RUN_POST)),
+    **TURNS_ROWS,
     "cut mid-answer, every reconnect cut": Row(
         lambda total: Fault(
             "cut", int(MID * total), times=None, then_after_bytes=0, match=RUN_STREAMS
