@@ -8,13 +8,17 @@ connection, never forwarding it; ``late`` closes the connection at once but deli
 request to the server ``delay`` seconds later (a run made after the client gave up). A
 connection is targeted by the first line of its first request (e.g. only run streams),
 and only the first ``times`` such connections are, so a client's reconnect can succeed
-(``times=None``: every one fails).
+(``times=None``: every one fails). ``lose-response`` targets requests instead, whichever
+of a kept-alive connection's they are: each is let through and its connection cut as the
+server begins to answer (a command that took effect unanswered). ``outage`` takes the
+network away for a while: every open connection cut, every new one refused.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import socket
 import struct
 import uuid
@@ -25,6 +29,7 @@ from typing import Any
 from tests.support.local_http import local_client
 
 STREAM_REQUESTS = ("/runs/stream", "/stream")
+REQUEST_LINE = re.compile(r"^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) \S+ HTTP/1\.[01]$")
 
 # The faults every recovery client is put through on one run's stream: name → (kind,
 # where), where an int is a byte offset and a float a fraction of the healthy stream.
@@ -47,7 +52,7 @@ def stream_position(where: float | int, total: int) -> int:
 
 @dataclass(frozen=True)
 class Fault:
-    kind: str = "none"  # none | cut | reset | stall | drop | late
+    kind: str = "none"  # none | cut | reset | stall | drop | late | lose-response
     after_bytes: int = 0
     times: int | None = 1
     match: tuple[str, ...] = STREAM_REQUESTS
@@ -76,6 +81,8 @@ class ProxyStats:
     # the end of a response never breaks anything).
     faulted: int = 0
     fired: int = 0
+    # Connections closed unread during an ``outage``.
+    refused: int = 0
     # Bytes sent to the client so far, one entry per connection, updated as they flow.
     downstream_bytes: list[int] = field(default_factory=list)
 
@@ -90,6 +97,7 @@ class FaultProxy:
         self._writers: set[asyncio.StreamWriter] = set()
         # Each open connection's client side, by the first line of its first request.
         self._open: dict[asyncio.StreamWriter, bytes] = {}
+        self._down_until = 0.0
         self.port = 0
 
     @property
@@ -120,10 +128,19 @@ class FaultProxy:
         self.stats.faulted = 0
         self.stats.fired = 0
 
+    def outage(self, seconds: float) -> None:
+        """For ``seconds`` from now the network is gone (a Wi-Fi change, a laptop lid, a
+        proxy restart): every open connection is cut now, and every new one is closed
+        before a byte of its request is read."""
+        self._down_until = asyncio.get_running_loop().time() + seconds
+        self.stats.fired += len(self._open)
+        for writer in list(self._writers):
+            writer.close()
+
     def cut_open(self) -> int:
-        """Break now (FIN) every open connection whose first line the fault's ``match``
-        names: a stream that opened before its turn (an event stream kept for the
-        thread), cut where the page stands. Returns how many were."""
+        """Break now (FIN) every open connection whose latest request line the fault's
+        ``match`` names: a stream that opened before its turn (an event stream kept for
+        the thread), cut where the page stands. Returns how many were."""
         cut = 0
         for writer, first_line in list(self._open.items()):
             if any(marker in first_line.decode("latin-1") for marker in self.fault.match):
@@ -139,7 +156,7 @@ class FaultProxy:
         await self.stop()
 
     def _targets(self, first_line: bytes) -> bool:
-        if self.fault.kind == "none":
+        if self.fault.kind in ("none", "lose-response"):
             return False
         if self.fault.times is not None and self.stats.faulted >= self.fault.times:
             return False
@@ -150,6 +167,11 @@ class FaultProxy:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
+        if asyncio.get_running_loop().time() < self._down_until:
+            self.stats.refused += 1
+            writer.close()
+            self._tasks.discard(task)
+            return
         self._writers.add(writer)
         try:
             await self._serve(reader, writer)
@@ -187,12 +209,15 @@ class FaultProxy:
             budget = self.fault.budget(self.stats.faulted)
         up_reader, up_writer = await asyncio.open_connection(*self.upstream)
         self._writers.add(up_writer)
+        # Set once a request whose response is to be lost has gone up this connection.
+        lose = asyncio.Event()
+        self._note_request(first_line, lose)
         up_writer.write(first_line)
-        upstream = asyncio.create_task(self._pipe(reader, up_writer))
+        upstream = asyncio.create_task(self._upstream(reader, up_writer, lose, writer))
         slot = len(self.stats.downstream_bytes)
         self.stats.downstream_bytes.append(0)
         try:
-            await self._downstream(up_reader, writer, budget, slot)
+            await self._downstream(up_reader, writer, budget, slot, lose)
         finally:
             upstream.cancel()
             await asyncio.gather(upstream, return_exceptions=True)
@@ -227,9 +252,30 @@ class FaultProxy:
             self._writers.discard(up_writer)
             up_writer.close()
 
-    @staticmethod
-    async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _note_request(self, chunk: bytes, lose: asyncio.Event) -> None:
+        """``lose-response``: ``chunk``, if it begins a request the fault matches, has
+        its response lost (a client sends its next request only after the last answer)."""
+        if self.fault.kind != "lose-response":
+            return
+        if self.fault.times is not None and self.stats.faulted >= self.fault.times:
+            return
+        line = chunk.split(b"\r\n", 1)[0].decode("latin-1")
+        if REQUEST_LINE.match(line) and any(marker in line for marker in self.fault.match):
+            self.stats.faulted += 1
+            lose.set()
+
+    async def _upstream(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        lose: asyncio.Event,
+        client: asyncio.StreamWriter,
+    ) -> None:
         while chunk := await reader.read(65536):
+            if REQUEST_LINE.match(chunk.split(b"\r\n", 1)[0].decode("latin-1")):
+                # A kept-alive connection's next request: ``cut_open`` goes by it.
+                self._open[client] = chunk.split(b"\r\n", 1)[0] + b"\r\n"
+            self._note_request(chunk, lose)
             writer.write(chunk)
             await writer.drain()
         if writer.can_write_eof():
@@ -241,6 +287,7 @@ class FaultProxy:
         writer: asyncio.StreamWriter,
         budget: int | None,
         slot: int,
+        lose: asyncio.Event | None = None,
     ) -> int:
         sent = 0
         if budget == 0:
@@ -255,6 +302,9 @@ class FaultProxy:
             chunk = await reader.read(want)
             if not chunk:
                 return sent
+            if lose is not None and lose.is_set():
+                await self._break(writer)
+                return sent
             writer.write(chunk)
             await writer.drain()
             sent += len(chunk)
@@ -263,7 +313,7 @@ class FaultProxy:
     async def _break(self, writer: asyncio.StreamWriter) -> None:
         self.stats.fired += 1
         kind = self.fault.kind
-        if kind == "cut":
+        if kind in ("cut", "lose-response"):
             writer.close()
         elif kind == "reset":
             sock = writer.get_extra_info("socket")

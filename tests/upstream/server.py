@@ -1,10 +1,10 @@
-"""upstream EvoScientist 0.3.8's own server, adopted as ``docs/upstream-adoption.md``
-says, started with the upstream environment's ``langgraph dev``.
+"""upstream EvoScientist 0.3.8's own server, adopted with the kit's patch
+(``upstream/evoscientist.patch``), started with the upstream environment's ``langgraph dev``.
 
 The adoption is applied to a clean unzip of the release's wheel (the file the package
-index serves, kept by ``make upstream-env``): the document's own diff goes in with ``git
-apply`` (``patch -p1 --dry-run`` must agree where ``patch`` exists), and the unzipped
-tree must then match the wheel's RECORD in every file but the two the diff names. The
+index serves, kept by ``make upstream-env``): the patch goes in with ``git apply``
+(``patch -p1 --dry-run`` must agree where ``patch`` exists), and the unzipped tree must
+then match the wheel's RECORD in every file but the ones the patch names. The
 server runs upstream from that tree: its root goes first on the server's
 ``PYTHONPATH``, so ``EvoScientist`` imports from it (the environment gives the
 dependencies), and the config is the tree's own ``EvoScientist/langgraph_dev/
@@ -22,13 +22,16 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support.servers import (
+    RUNS_FILE,
     DevServer,
     free_port,
     start_langgraph_dev,
@@ -37,25 +40,18 @@ from tests.support.servers import (
 )
 from tests.upstream.env import REPO, UPSTREAM_VERSION, UpstreamEnv
 
-ADOPTION_DOC = REPO / "docs" / "upstream-adoption.md"
+PATCH = REPO / "upstream" / "evoscientist.patch"
 SITE = Path(__file__).resolve().parent / "site"
-ADOPTED = ("EvoScientist/langgraph_dev/http.py", "EvoScientist/langgraph_dev/langgraph.json")
-CONFIG = ADOPTED[1]
+HTTP_APP = "EvoScientist/langgraph_dev/http.py"
+CONFIG = "EvoScientist/langgraph_dev/langgraph.json"
+GATEWAY = "EvoScientist/gateway/server.py"
+ADOPTED = (HTTP_APP, CONFIG, "EvoScientist/langgraph_dev/boundary.py", GATEWAY)
 RECORD = f"evoscientist-{UPSTREAM_VERSION}.dist-info/RECORD"
 # What sitecustomize logs once upstream's package is imported in the server.
 IMPORTED_FROM = re.compile(r"^upstream EvoScientist imported from (.+)$", re.MULTILINE)
-_DIFF_BLOCK = re.compile(r"^```diff\n(.*?)^```", re.DOTALL | re.MULTILINE)
 # Settings of ours a developer's shell may hold: the route must find upstream's store
 # untold, so none of them reaches the server.
 _OURS = re.compile(r"^EVOSCIENTIST_")
-
-
-def adoption_diff() -> str:
-    """The document's diff of upstream's two files (its first ``diff`` block)."""
-    found = _DIFF_BLOCK.search(ADOPTION_DOC.read_text())
-    if found is None:
-        raise AssertionError(f"{ADOPTION_DOC} has no ```diff block")
-    return found.group(1)
 
 
 def sha256_of(path: Path) -> str:
@@ -70,21 +66,21 @@ def record(path: Path) -> list[tuple[str, str]]:
         return [(row[0], row[1]) for row in csv.reader(file) if row]
 
 
-def unzip_wheel(env: UpstreamEnv, root: Path) -> Path:
-    """A clean unzip of upstream's wheel under ``root``; its root folder."""
-    tree = root / "wheel"
+def unzip_wheel(env: UpstreamEnv, root: Path, name: str = "wheel") -> Path:
+    """A clean unzip of upstream's wheel at ``root / name``; its root folder."""
+    tree = root / name
     with zipfile.ZipFile(env.wheel) as wheel:
         wheel.extractall(tree)
     return tree
 
 
-def apply_adoption(tree: Path, patch_file: Path) -> None:
-    """The document's diff applied to ``tree`` (``patch_file``, outside it, gets the
-    diff). Raises if it does not apply cleanly."""
-    patch_file.write_text(adoption_diff())
-    if shutil.which("patch"):  # a second opinion: a reader may use either tool
+def apply_adoption(tree: Path, without: Sequence[str] = ()) -> None:
+    """The kit's patch applied to ``tree``, but for the files ``without`` names. Raises
+    if it does not apply cleanly."""
+    excluded = [f"--exclude={name}" for name in without]
+    if shutil.which("patch") and not without:  # a second opinion: a reader may use either
         subprocess.run(
-            ["patch", "-p1", "--dry-run", "--batch", "--forward", "-i", str(patch_file)],
+            ["patch", "-p1", "--dry-run", "--batch", "--forward", "-i", str(PATCH)],
             cwd=tree,
             check=True,
             capture_output=True,
@@ -93,7 +89,7 @@ def apply_adoption(tree: Path, patch_file: Path) -> None:
     # ``git apply`` would take paths as the repository's and skip these.
     git_env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(tree.parent)}
     subprocess.run(
-        ["git", "apply", "--verbose", str(patch_file)],
+        ["git", "apply", "--verbose", *excluded, str(PATCH)],
         cwd=tree,
         env=git_env,
         check=True,
@@ -119,13 +115,17 @@ def changed_from_record(tree: Path) -> list[str]:
     return sorted(changed + extra)
 
 
-def adopted_wheel(env: UpstreamEnv, root: Path) -> Path:
-    """upstream's wheel unzipped under ``root`` with the adoption diff applied, checked
-    to differ from the wheel in the two adopted files only; the tree's root."""
-    tree = unzip_wheel(env, root)
-    apply_adoption(tree, root / "adoption.diff")
+def adopted_wheel(
+    env: UpstreamEnv, root: Path, without: Sequence[str] = (), name: str = "wheel"
+) -> Path:
+    """upstream's wheel unzipped at ``root / name`` with the kit's patch applied (but
+    for the files ``without`` names), checked to differ from the wheel in the patched
+    files only; the tree's root."""
+    tree = unzip_wheel(env, root, name)
+    apply_adoption(tree, without)
     changed = changed_from_record(tree)
-    if changed != sorted(ADOPTED):
+    expected = sorted(name for name in ADOPTED if name not in without)
+    if changed != expected:
         raise AssertionError(f"the adopted unzip differs from the wheel in {changed}")
     return tree
 
@@ -151,6 +151,38 @@ def server_env(
     }
 
 
+@dataclass
+class UpstreamServer(DevServer):
+    """upstream's server, which ``restart`` kills and starts again on its port."""
+
+    langgraph: Path = Path()
+    config: Path = Path()
+    args: Sequence[str] = ()
+    env: dict[str, str] | None = None
+    tree: Path = Path()
+
+    def restart(self, sig: int = signal.SIGKILL, *, forget_runs: bool = False) -> None:
+        """The server killed by ``sig`` (its in-memory runs and event buffers gone with
+        it) and started again on its port, with its data, config and tree.
+        ``forget_runs``: what it last wrote of its runs and threads to disk (every 10 s)
+        goes too, as if it had written nothing since they began."""
+        stop(self.process, sig)
+        if forget_runs:
+            (self.workdir / RUNS_FILE).unlink(missing_ok=True)
+        log_path = self.log_path.with_name(f"{self.log_path.stem}-again.log")
+        self.process = start_langgraph_dev(
+            self.langgraph,
+            self.config,
+            self.port,
+            self.args,
+            self.workdir,
+            self.env or {},
+            log_path,
+        )
+        self.log_path = log_path
+        wait_until_up(self.port, self.process, log_path, fixed=True)
+
+
 @contextmanager
 def upstream_server(
     env: UpstreamEnv,
@@ -160,7 +192,7 @@ def upstream_server(
     checkpointer: str | None = None,
     http_app: str | None = None,
     **extra_env: str,
-) -> Iterator[DevServer]:
+) -> Iterator[UpstreamServer]:
     """upstream's adopted server on a free port, served from the adopted unzip; its
     data, config and workspace under ``root``; ``args``: more ``langgraph dev`` options;
     ``extra_env`` for the scripted model's delays and the like; ``checkpointer``: another
@@ -182,20 +214,28 @@ def upstream_server(
         config.write_text(json.dumps(settings, indent=4))
     port = free_port()
     log_path = root / f"langgraph-dev-{port}.log"
-    process = start_langgraph_dev(
-        env.langgraph,
-        config,
-        port,
-        args,
-        workspace,
-        server_env(home, data_dir, workspace, tree, **extra_env),
-        log_path,
-    )
+    variables = server_env(home, data_dir, workspace, tree, **extra_env)
+    process = start_langgraph_dev(env.langgraph, config, port, args, workspace, variables, log_path)
+    server: UpstreamServer | None = None
     try:
         port = wait_until_up(port, process, log_path)
-        yield DevServer(f"http://127.0.0.1:{port}", port, data_dir, workspace, log_path, process)
+        url = f"http://127.0.0.1:{port}"
+        server = UpstreamServer(
+            url,
+            port,
+            data_dir,
+            workspace,
+            log_path,
+            process,
+            env.langgraph,
+            config,
+            args,
+            variables,
+            tree,
+        )
+        yield server
     finally:
-        stop(process)
+        stop(server.process if server is not None else process)
 
 
 def imported_from(server: DevServer) -> Path:

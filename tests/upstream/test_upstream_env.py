@@ -55,14 +55,14 @@ def test_pip_check_is_clean() -> None:
     assert check.returncode == 0, check.stdout + check.stderr
 
 
-def test_the_adoption_diff_applies_to_a_clean_unzip_of_the_wheel(tmp_path: Path) -> None:
-    """docs/upstream-adoption.md's diff, applied to the release's wheel as downloaded,
-    changes the two files it names and nothing else (the server tests serve that tree)."""
+def test_the_kit_patch_applies_to_a_clean_unzip_of_the_wheel(tmp_path: Path) -> None:
+    """upstream/evoscientist.patch, applied to the release's wheel as downloaded, changes
+    the files it names and nothing else (the server and gateway tests run that tree)."""
     env = require_upstream_env()
     tree = unzip_wheel(env, tmp_path)
     assert changed_from_record(tree) == []  # the unzip is the wheel, file for file
 
-    apply_adoption(tree, tmp_path / "adoption.diff")
+    apply_adoption(tree)
 
     assert changed_from_record(tree) == sorted(ADOPTED)
     http = (tree / ADOPTED[0]).read_text()

@@ -9,7 +9,8 @@ that asks the model again) gets the same reply for the same messages:
 - ``[steps]``: call ``write_todos`` again and again (``STEPS`` times), so the run keeps
   writing checkpoints until it is cancelled (a rollback's target), then answer;
 - anything else: answer at once. Every answer streams a reasoning block, then its text,
-  token by token (``[slow]`` questions slower, so a proxy can cut mid-answer).
+  token by token (``[slow]`` questions slower, so a proxy can cut mid-answer; ``[long]``
+  answers run to some 900 characters, so a cut lands well inside them).
 
 The answer text is a pure function of the question (``answer_for``), so a test can also
 say what the right answer is without reading the server.
@@ -49,7 +50,9 @@ def tokens(text: str) -> list[str]:
 def answer_for(question: str, tool_results: Sequence[str] = ()) -> str:
     digest = hashlib.sha256(question.encode()).hexdigest()[:8]
     seen = f" Tool said: {' | '.join(tool_results)}." if tool_results else ""
-    return f"Scripted answer {digest} to {question!r}.{seen} Done, final."
+    points = range(30) if "[long]" in question else ()
+    more = "".join(f" Point {n} of {digest}: step {n * 7 % 11}." for n in points)
+    return f"Scripted answer {digest} to {question!r}.{seen}{more} Done, final."
 
 
 def reasoning_for(question: str) -> str:
