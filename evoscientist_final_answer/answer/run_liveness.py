@@ -25,7 +25,7 @@ is still executing it comes from elsewhere:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Final
@@ -52,6 +52,7 @@ RUN_LOST_MESSAGE = (
     "(its server or process was killed or restarted)"
 )
 RUN_CANCELLED_MESSAGE = "the run was cancelled (POST /threads/{thread_id}/runs/{run_id}/cancel)"
+UNWRITTEN_FAILURE_MESSAGE = "the run failed before it wrote a checkpoint; see the server log"
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,11 @@ class ServerRuns:
         """A run of the thread is queued or executing here."""
         return any(status in ACTIVE_RUN_STATUSES for status in self.runs.values())
 
+    @property
+    def latest(self) -> str | None:
+        """The thread's newest run (``runs`` are oldest first)."""
+        return next(reversed(self.runs), None)
+
     def successor(self, writer_run_id: str | None) -> str | None:
         """The run that has taken the thread over from the checkpoint's writer, before
         writing anything: an active run here while the writer's own run is not (queued
@@ -100,6 +106,21 @@ class ServerRuns:
             return self
         thread_status = None if self.thread_status == "busy" else self.thread_status
         return ServerRuns(thread_status, {run_id: status})
+
+
+def ended_unwritten(status: str | None) -> RunState | None:
+    """The end of a run this server holds as ``status`` that wrote no checkpoint (None:
+    it has not ended): the server's word is all there is of it."""
+    if status == "interrupted":
+        return run_cancelled()
+    if status in ("error", "timeout"):
+        return RunState(
+            RunStatus.ERROR,
+            error=run_error("run_failed", UNWRITTEN_FAILURE_MESSAGE, retryable=False),
+        )
+    if status == "success":
+        return RunState(RunStatus.SUCCESS)
+    return None
 
 
 def run_lost() -> RunState:
@@ -253,6 +274,14 @@ def verdict(
         and (not rules.shared_store or rules.deleted_here(asked_run_id))
     ):
         raise RunNotFound(asked_run_id)
+    if server is not None and answer.status is RunStatus.PENDING and not server.active:
+        # Nothing written of the run asked for, or of any run of the thread: a run that
+        # ended before its first checkpoint (cancelled before it began) ends so here.
+        ended_run = asked_run_id if asked_run_id is not None else server.latest
+        if answer.checkpoint_id is None or asked_run_id is not None:
+            ended = ended_unwritten(server.runs.get(ended_run)) if ended_run else None
+            if ended is not None:
+                return with_run_state(replace(answer, run_id=ended_run), ended)
     writer = Writer(answer.run_id, answer.graph_id, silent_for(answer.updated_at, evidence.now))
     state = judge(
         run_state(answer),

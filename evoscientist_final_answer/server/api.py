@@ -143,8 +143,8 @@ class ServerApi(ServerView):
 async def server_runs(
     client: LangGraphClient, thread_id: str, wanted: Iterable[str | None] = ()
 ) -> dict[str, str]:
-    """The thread's runs' statuses; ``wanted`` run ids are looked up one by one when
-    the first page does not hold them."""
+    """The thread's runs' statuses, oldest first; ``wanted`` run ids are looked up one
+    by one when the first page does not hold them."""
     if not api_thread_id(thread_id):
         return {}  # an id the API cannot hold has no runs there
     try:
@@ -161,9 +161,16 @@ async def server_runs(
 async def _runs(
     client: LangGraphClient, thread_id: str, wanted: Iterable[str | None]
 ) -> dict[str, str]:
-    listed = await client.runs.list(thread_id, limit=RUNS_PAGE, select=["run_id", "status"])
+    listed = await client.runs.list(
+        thread_id, limit=RUNS_PAGE, select=["run_id", "status", "created_at"]
+    )
     if not isinstance(listed, list):
         raise ApiInvalid(f"the langgraph API listed runs as {type(listed).__name__}")
+    # Oldest first, whatever order the server lists them in (Python's newest first,
+    # JavaScript's as they were made).
+    listed = sorted(
+        listed, key=lambda run: str(run.get("created_at") or "") if isinstance(run, dict) else ""
+    )
     runs = dict(_run_status(run) for run in listed)
     if len(listed) >= RUNS_PAGE:
         for run_id in {r for r in wanted if r is not None} - runs.keys():

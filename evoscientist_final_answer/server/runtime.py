@@ -108,14 +108,15 @@ class RuntimeTables(ServerApi):
 
 def runtime_runs(thread_id: str) -> dict[str, str]:
     """The server's runs of a thread, run id → status (``pending``, ``running``,
-    ``success``…), a row without a status left out as the API's records without one
-    are; raises ``RuntimeUnavailable`` when there is no table to read."""
+    ``success``…), oldest first, a row without a status left out as the API's records
+    without one are; raises ``RuntimeUnavailable`` when there is no table to read."""
     runs = runtime_table("runs")
     try:
         key = UUID(thread_id)
     except ValueError:
         return {}  # the API holds only UUIDs
-    statuses = ((row.get("run_id"), _status(row)) for row in runs if row.get("thread_id") == key)
+    own = sorted((row for row in runs if row.get("thread_id") == key), key=_created)
+    statuses = ((row.get("run_id"), _status(row)) for row in own)
     return {str(run_id): status for run_id, status in statuses if status is not None}
 
 
@@ -172,6 +173,10 @@ class RuntimeRunStatus(RuntimeRowStatus):
 
     def __init__(self) -> None:
         super().__init__("runs", "run_id")
+
+
+def _created(row: dict[str, Any]) -> str:
+    return str(row.get("created_at") or "")
 
 
 def _status(row: dict[str, Any]) -> str | None:

@@ -69,7 +69,8 @@ class ServerView:
         return None
 
     async def runs(self, thread_id: str, writer_run_id: str | None) -> Mapping[str, str] | None:
-        """The server's runs of the thread, run id → status; None when it cannot say.
+        """The server's runs of the thread, run id → status, oldest first; None when it
+        cannot say.
         ``writer_run_id``: the checkpoint's run, looked up alone if the list misses it."""
         return None
 

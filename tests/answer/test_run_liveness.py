@@ -301,6 +301,36 @@ VERDICTS: dict[str, tuple[FinalAnswer, str | None, dict[str, Any], str]] = {
         {**HERE, "thread_status": "busy", "runs": {"run-9": "pending"}},
         "pending run-9",
     ),
+    "nothing written, its only run cancelled before it began: cancelled at once": (
+        stored(RunStatus.PENDING, run_id=None, silent=None),
+        None,
+        {**HERE, "thread_status": "idle", "runs": {"run-9": "interrupted"}},
+        "error run_cancelled",
+    ),
+    "nothing written, the latest run failed at once: failed": (
+        stored(RunStatus.PENDING, run_id=None, silent=None),
+        None,
+        {**HERE, "thread_status": "idle", "runs": {"run-8": "interrupted", "run-9": "error"}},
+        "error run_failed",
+    ),
+    "asked for a run cancelled before it wrote anything: cancelled": (
+        stored(RunStatus.PENDING, run_id="run-9", silent=None),
+        "run-9",
+        {**HERE, "thread_status": "idle", "runs": {"run-1": "success", "run-9": "interrupted"}},
+        "error run_cancelled",
+    ),
+    "nothing written, a run still queued: pending": (
+        stored(RunStatus.PENDING, run_id=None, silent=None),
+        None,
+        {**HERE, "thread_status": "busy", "runs": {"run-8": "interrupted", "run-9": "pending"}},
+        "pending run-9",
+    ),
+    "nothing written, no run at all: pending": (
+        stored(RunStatus.PENDING, run_id=None, silent=None),
+        None,
+        {**HERE, "thread_status": "idle", "runs": {}},
+        "pending None",
+    ),
     "an API answer keeps its own status": (
         stored(RunStatus.SUCCESS, source="api"),
         None,

@@ -194,3 +194,32 @@ async def test_a_queued_run_that_wrote_nothing_yet_is_pending(server: DevServer)
         SLOW_ANSWER,
         queued["run_id"],
     )
+
+
+async def test_a_run_cancelled_before_it_wrote_anything_is_cancelled_at_once(
+    server: DevServer,
+) -> None:
+    """A thread whose only run was cancelled before its first checkpoint (scheduled for
+    later, cancelled before it began) reads that run's end at once, ``wait=`` too: not
+    ``pending`` for ever (shared/repro/cancelled_before_checkpoint.sh)."""
+    client = get_client(url=server.url, api_key=None)
+    try:
+        thread_id = (await client.threads.create())["thread_id"]
+        run = await client.runs.create(
+            thread_id, ASSISTANT, input=ask("Never started?"), after_seconds=600
+        )
+        await client.runs.cancel(thread_id, run["run_id"], wait=True, action="interrupt")
+    finally:
+        await client.aclose()
+    for params in (
+        {},
+        {"run_id": run["run_id"]},
+        {"wait": "20"},
+        {"run_id": run["run_id"], "wait": "20"},
+    ):
+        started = time.monotonic()
+        body = (await final_answer(server, thread_id, **params)).json()
+        assert time.monotonic() - started < 5, f"{params} held its wait"
+        assert (body["status"], body["complete"], body["content"]) == ("error", True, ""), body
+        assert body["error"]["code"] == "run_cancelled", body
+        assert (body["run_id"], body["checkpoint_id"]) == (run["run_id"], None), body

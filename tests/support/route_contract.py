@@ -301,6 +301,29 @@ async def case_queued_then_cancelled(route: Route) -> Any:
 
 
 @case
+async def case_cancelled_before_it_began(route: Route) -> Any:
+    """A thread whose only run was cancelled before its first checkpoint (scheduled for
+    later, cancelled first) reads that run's end at once, ``wait=`` too."""
+    thread = await route.thread()
+    run = await route.start(thread, f"{Q} (never began)", after_seconds=600)
+    await route.api.runs.cancel(thread, run, wait=True)
+    seen = []
+    for params in ({}, {"run_id": run}, {"wait": "10"}, {"run_id": run, "wait": "10"}):
+        started = time.monotonic()
+        one = route.seen(await route.get(thread, **params))
+        assert time.monotonic() - started < WAIT_WITHIN_S, f"{route.name}: {params} held"
+        body = one["body"]
+        assert (body["status"], body["complete"], body["content"]) == ("error", True, ""), (
+            route.name,
+            one,
+        )
+        assert body["error"]["code"] == "run_cancelled", (route.name, one)
+        assert (body["run_id"], body["checkpoint_id"]) == (route.labels[run], None), one
+        seen.append(one)
+    return seen
+
+
+@case
 async def case_wait_returns_at_the_run_end(route: Route) -> Any:
     thread = await route.thread()
     run = await route.start(thread, f"{Q} {SLOW}")

@@ -116,19 +116,21 @@ export class ApiReader {
     }
   }
 
-  /** Run id → status of the runs that matter to a verdict: those queued or executing,
-   * and the state's writer and the asked run, each looked up alone. */
-  async runs(threadId, runIds, signal) {
-    const found = new Map();
-    const [pending, running, ...alone] = await Promise.all([
+  /** Run id → status, oldest first, of the runs that matter to a verdict: those queued
+   * or executing, the state's writer and the asked run, each looked up alone, and
+   * (`every`: the thread has no checkpoint) all of them, for its newest. */
+  async runs(threadId, runIds, signal, every = false) {
+    const [pending, running, all, ...alone] = await Promise.all([
       orNull(this.client.runs.list(threadId, { status: "pending", limit: 100, signal })),
       orNull(this.client.runs.list(threadId, { status: "running", limit: 100, signal })),
+      every ? orNull(this.client.runs.list(threadId, { limit: 100, signal })) : null,
       ...runIds.map((runId) => orNull(this.client.runs.get(threadId, runId, { signal }))),
     ]);
-    for (const run of [...(pending ?? []), ...(running ?? []), ...alone]) {
-      if (run && typeof run.run_id === "string") found.set(run.run_id, run.status);
-    }
-    return found;
+    const runs = [...(pending ?? []), ...(running ?? []), ...(all ?? []), ...alone].filter(
+      (run) => run && typeof run.run_id === "string",
+    );
+    runs.sort((a, b) => String(a.created_at ?? "").localeCompare(String(b.created_at ?? "")));
+    return new Map(runs.map((run) => [run.run_id, run.status]));
   }
 
   /**
@@ -152,7 +154,8 @@ export class ApiReader {
     // Settled: nothing executes it and no later run has taken the thread over, so no
     // run of the server can change the verdict.
     const asked = [runId, answer.run_id].filter((id, at, ids) => id != null && ids.indexOf(id) === at);
-    const runs = settled ? new Map() : await this.runs(threadId, asked, signal);
+    const unwritten = answer.checkpoint_id == null && runId == null;
+    const runs = settled ? new Map() : await this.runs(threadId, asked, signal, unwritten);
     let judged = verdict(answer, runId, { threadStatus, runs });
     if (!answer.complete && judged.complete) {
       // The runs were read after the state: a run that ended in between left a state

@@ -17,6 +17,7 @@ export const RUN_LOST_MESSAGE =
 export const RUN_CANCELLED_MESSAGE =
   "the run was cancelled (POST /threads/{thread_id}/runs/{run_id}/cancel)";
 const RUN_FAILED_MESSAGE = "the run failed; see the server log";
+const UNWRITTEN_FAILURE_MESSAGE = "the run failed before it wrote a checkpoint; see the server log";
 const RUN_STOPPED_MESSAGE = "the run stopped before finishing (cancelled, or the server restarted)";
 
 /** A `run_id` nothing knows: neither a run of the server nor a checkpoint's. */
@@ -79,12 +80,30 @@ export class ServerRuns {
     return null;
   }
 
+  /** The thread's newest run (`runs` are oldest first). */
+  get latest() {
+    let latest = null;
+    for (const runId of this.runs.keys()) latest = runId;
+    return latest;
+  }
+
   /** One run that has ended here, alone: another run's `busy` says nothing about it. */
   about(runId) {
     const status = this.runs.get(runId);
     if (status == null || ACTIVE_RUN_STATUSES.has(status)) return this;
     return new ServerRuns(this.threadStatus === "busy" ? null : this.threadStatus, new Map([[runId, status]]));
   }
+}
+
+/** The end of a run the server holds as `status` that wrote no checkpoint (null: it
+ * has not ended): the server's word is all there is of it. */
+export function endedUnwritten(status) {
+  if (status === "interrupted") return state("error", runError("run_cancelled", RUN_CANCELLED_MESSAGE, false));
+  if (status === "error" || status === "timeout") {
+    return state("error", runError("run_failed", UNWRITTEN_FAILURE_MESSAGE, false));
+  }
+  if (status === "success") return state("success");
+  return null;
 }
 
 /** `runState` (from the thread's state alone) as the server's runs have it. */
@@ -120,6 +139,15 @@ export function verdict(answer, askedRunId, { threadStatus, runs }) {
   if (askedRunId != null && askedRunId === answer.run_id) server = server.about(askedRunId);
   if (answer.status === "pending" && askedRunId != null && !server.runs.has(askedRunId)) {
     throw new RunNotFound(askedRunId);
+  }
+  if (answer.status === "pending" && !server.active && (askedRunId != null || answer.checkpoint_id == null)) {
+    // Nothing written of the run asked for, or of any run of the thread: a run that
+    // ended before its first checkpoint (cancelled before it began) ends so here.
+    const endedRun = askedRunId ?? server.latest;
+    const ended = endedRun == null ? null : endedUnwritten(server.runs.get(endedRun));
+    if (ended) {
+      return { ...answer, run_id: endedRun, ...ended, complete: true, completed_at: null };
+    }
   }
   const judged = judge(
     { status: answer.status, error: answer.error, interrupts: answer.interrupts },

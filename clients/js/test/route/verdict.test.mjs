@@ -58,3 +58,19 @@ test("a run asked for by id: a later run's busy says nothing of it; an unknown o
   assert.equal(verdict(pending, "r3", { threadStatus: "busy", runs: runs({ r3: "pending" }) }).status, "pending");
   assert.throws(() => verdict(pending, "r3", { threadStatus: "idle", runs: runs({}) }), RunNotFound);
 });
+
+test("nothing written: a run that ended before its first checkpoint ends the answer at once", () => {
+  const unwritten = answer("pending", { run_id: null, content: "", checkpoint_id: null, message_id: null });
+  const cancelled = verdict(unwritten, null, { threadStatus: "idle", runs: runs({ r1: "interrupted" }) });
+  assert.deepEqual(
+    [cancelled.status, cancelled.complete, cancelled.error.code, cancelled.run_id, cancelled.completed_at],
+    ["error", true, "run_cancelled", "r1", null],
+  );
+  const failed = verdict(unwritten, null, { threadStatus: "idle", runs: runs({ r1: "interrupted", r2: "error" }) });
+  assert.deepEqual([failed.error.code, failed.run_id], ["run_failed", "r2"], "the newest run's end");
+  const asked = verdict({ ...unwritten, run_id: "r1" }, "r1", { threadStatus: "idle", runs: runs({ r1: "interrupted" }) });
+  assert.equal(asked.error.code, "run_cancelled");
+  const queued = verdict(unwritten, null, { threadStatus: "busy", runs: runs({ r1: "interrupted", r2: "pending" }) });
+  assert.deepEqual([queued.status, queued.run_id], ["pending", "r2"]);
+  assert.equal(verdict(unwritten, null, { threadStatus: "idle", runs: runs({}) }).status, "pending");
+});
