@@ -16,6 +16,7 @@ returns a scripted chat model (``site/sitecustomize.py``), so no key or network 
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import hashlib
 import json
@@ -48,6 +49,8 @@ GATEWAY = "EvoScientist/gateway/server.py"
 ADOPTED = (HTTP_APP, CONFIG, "EvoScientist/langgraph_dev/boundary.py", GATEWAY)
 RECORD = f"evoscientist-{UPSTREAM_VERSION}.dist-info/RECORD"
 # What sitecustomize logs once upstream's package is imported in the server.
+LAUNCH = Path(__file__).resolve().parent / "scripts" / "launch.py"
+LAUNCHED = re.compile(r"^PID (?P<pid>\d+) LOG (?P<log>.+)$")
 IMPORTED_FROM = re.compile(r"^upstream EvoScientist imported from (.+)$", re.MULTILINE)
 # Settings of ours a developer's shell may hold: the route must find upstream's store
 # untold, so none of them reaches the server.
@@ -191,6 +194,7 @@ def upstream_server(
     args: Sequence[str] = (),
     checkpointer: str | None = None,
     http_app: str | None = None,
+    launcher: bool = False,
     **extra_env: str,
 ) -> Iterator[UpstreamServer]:
     """upstream's adopted server on a free port, served from the adopted unzip; its
@@ -199,7 +203,9 @@ def upstream_server(
     ``checkpointer.path`` than upstream's (the maintenance test's factory), written into
     the tree's config after the RECORD check, the one change beyond the diff;
     ``http_app``: likewise another ``http.app`` (the bench's host floor, which serves
-    upstream's own app behind two routes of its own)."""
+    upstream's own app behind two routes of its own); ``launcher``: started by upstream's
+    own launcher, as ``EvoSci`` starts it (its CORS from ``boundary.py``, which
+    langgraph-api prefers over ``langgraph.json``'s), not by ``langgraph dev`` itself."""
     home, data_dir, workspace = root / "home", root / "data", root / "workspace"
     for folder in (home, data_dir, workspace):
         folder.mkdir(parents=True, exist_ok=True)
@@ -213,8 +219,14 @@ def upstream_server(
             settings["http"]["app"] = http_app
         config.write_text(json.dumps(settings, indent=4))
     port = free_port()
-    log_path = root / f"langgraph-dev-{port}.log"
     variables = server_env(home, data_dir, workspace, tree, **extra_env)
+    if launcher:
+        with launched(env, port, workspace, variables) as (process, log_path):
+            yield UpstreamServer(
+                f"http://127.0.0.1:{port}", port, data_dir, workspace, log_path, process
+            )
+        return
+    log_path = root / f"langgraph-dev-{port}.log"
     process = start_langgraph_dev(env.langgraph, config, port, args, workspace, variables, log_path)
     server: UpstreamServer | None = None
     try:
@@ -236,6 +248,44 @@ def upstream_server(
         yield server
     finally:
         stop(server.process if server is not None else process)
+
+
+@contextmanager
+def launched(
+    env: UpstreamEnv, port: int, workspace: Path, variables: dict[str, str]
+) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """upstream's server started by upstream's launcher (``scripts/launch.py``): the
+    server's process and its log."""
+    launcher = subprocess.Popen(
+        [str(env.python), str(LAUNCH), str(port), str(workspace)],
+        cwd=workspace,
+        env={**variables, "PATH": os.pathsep.join((str(env.root / "bin"), variables["PATH"]))},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    server_pid = None
+    try:
+        assert launcher.stdout is not None
+        said = []
+        for line in launcher.stdout:
+            said.append(line.decode(errors="replace"))
+            if found := LAUNCHED.match(said[-1]):
+                server_pid, log_path = int(found["pid"]), Path(found["log"])
+                break
+        else:
+            raise RuntimeError(f"upstream's launcher did not start its server:\n{''.join(said)}")
+        yield launcher, log_path
+    finally:
+        if launcher.stdin is not None:
+            launcher.stdin.close()  # the launcher stops its server
+        try:
+            launcher.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            launcher.kill()
+        if server_pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(server_pid, signal.SIGKILL)
 
 
 def imported_from(server: DevServer) -> Path:

@@ -1,9 +1,10 @@
 """Inside upstream EvoScientist 0.3.8's own server, adopted with the one-line change.
 
 Its ten graphs, its pruning checkpointer on its ``sessions.db``, its ``http.py`` (with
-the boundary middleware and its ``/api/*`` routes) and its ``langgraph.json`` (CORS),
-all from a clean unzip of the release's wheel, with our route added by the diff in
-docs/upstream-adoption.md; the server imports upstream from that tree.
+the boundary middleware and its ``/api/*`` routes) and its CORS (from ``boundary.py``,
+as upstream's own launcher passes it: the server is started by that launcher), all from
+a clean unzip of the release's wheel with the kit's patch (upstream/evoscientist.patch);
+the server imports upstream from that tree.
 The agent is upstream's real main agent (middleware, tools, sub-agents, HITL) around a
 scripted model. Every turn goes through the langgraph API, and the route must answer
 what upstream's own ``GET /threads/{id}/state`` implies.
@@ -51,6 +52,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     with upstream_server(
         env,
         tmp_path_factory.mktemp("upstream"),
+        launcher=True,
         SCRIPTED_SLOW_DELAY="0.05",
     ) as dev:
         yield dev
@@ -250,7 +252,9 @@ async def test_the_hosts_boundary_and_cors_cover_the_route(
     server: DevServer, http: httpx.AsyncClient
 ) -> None:
     """upstream's BrowserBoundary refuses a foreign page on our route as on its own, and
-    its CORS (with ``location`` exposed, the diff's second half) answers a local page."""
+    its CORS answers a local page, with ``location`` exposed: the CORS upstream's
+    launcher builds from ``boundary.py``'s ``_EXPOSE_HEADERS`` (the kit adds it there,
+    and to ``langgraph.json``, which upstream's tests keep equal)."""
     thread_id = await new_thread(server.url)
     foreign = {"Origin": "http://attacker.example"}
     for path in (ROUTE.format(thread_id), "/api/models"):
