@@ -173,6 +173,8 @@ export interface StreamAccumulator {
   terminalEvent: "end" | "error" | null;
   error: unknown;
   events: number;
+  /** The events that follow may not follow on from those before (a join mid-run). */
+  gap(): void;
   feed(event: string, data: unknown): boolean;
   readonly text: string;
   readonly provedComplete: boolean;

@@ -20,19 +20,32 @@ export function messageOfEvent(event, data) {
  * `StreamText`). `feed(event, data)` returns true when the shown text changed.
  * `truncated` is F1 on the stream alone (no `end`/`error` seen); `streamWithRecovery`
  * refines it once the route has said whether the run really failed.
+ *
+ * `gap()` says the events that follow may not follow on from those before: a stream
+ * joined where the server may not have replayed the run from its first event. Until the
+ * run's `metadata` event (its first) shows nothing was missed, a message first seen is
+ * never shown (its first chunks may be gone: "to …" for "Answer to …"), and one seen
+ * before keeps the text it had (a chunk may be gone between).
  */
 export function createStreamAccumulator() {
   const messages = new Map(); // message id → merged content
   const order = [];
+  const unseenStart = new Set(); // ids first seen across a gap: never shown
+  const frozen = new Set(); // ids seen before a gap: kept as they were
+  let gapOpen = false;
   const acc = {
     runId: null,
     terminalEvent: null,
     error: null,
     events: 0,
+    gap() {
+      gapOpen = true;
+    },
     feed(event, data) {
       acc.events += 1;
       if (event === "metadata" && data && typeof data === "object" && !Array.isArray(data)) {
         if (data.run_id != null) acc.runId = data.run_id;
+        gapOpen = false; // a run (attempt) starts here: what follows is all of it
       } else if (TERMINAL_EVENTS.has(event)) {
         acc.terminalEvent = event;
         if (event === "error") acc.error = data;
@@ -63,6 +76,12 @@ export function createStreamAccumulator() {
       return false;
     }
     const key = String(message.id || order.length);
+    if (unseenStart.has(key) || frozen.has(key)) return false;
+    if (gapOpen) {
+      // An id-less chunk is a message of its own (its key is new): nothing to remember.
+      if (message.id) (messages.has(key) ? frozen : unseenStart).add(key);
+      return false;
+    }
     const before = acc.text;
     const content = message.content || "";
     // Every message of the id so far is a chunk of it: LangGraph's JS server types its

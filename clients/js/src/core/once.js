@@ -29,7 +29,9 @@ export const LOOKUP_INTERVAL_MS = 250;
 /** Runs of the thread read per lookup (newest first): a submit's run is among the newest. */
 export const LOOKUP_LIMIT = 50;
 const REMEMBERED_REQUESTS = 256;
-const REPLAY_FROM_START = "0-0";
+// "Before the first event" to the Python server ("ms-seq" ids) and the JS one (integer
+// ids, to which "0-0" is NaN: it then replays nothing), as the SDK's joinStream sends.
+const REPLAY_FROM_START = "-1";
 const SUBMIT_PATH = /^(.*)\/threads\/([^/]+)\/runs\/stream$/;
 
 /**

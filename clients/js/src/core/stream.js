@@ -23,7 +23,10 @@ import { createSseParser, eventData } from "./sse.js";
 export const STREAM_MODE = "messages-tuple";
 export const DEFAULT_STALL_TIMEOUT_MS = 15_000;
 export const MAX_RECONNECT_ATTEMPTS = 5;
-const REPLAY_FROM_START = "0-0";
+// "Before the first event" to both servers (the SDK's own joinStream sends it): the
+// Python one compares ids as "ms-seq" strings, the JS one as integers ("0-0" is NaN to
+// it, and it then replays nothing).
+const REPLAY_FROM_START = "-1";
 
 function runIdFromPath(path) {
   const match = /\/runs\/([^/?#]+)/.exec(path || "");
@@ -280,6 +283,9 @@ async function streamRun(
     onResubmit: ({ action, runId, cause }) => {
       drops.push(describe(cause ?? new Error("the submit was sent again")));
       resubmitted = action === "joined" ? `joined ${runId}` : "posted again";
+      // A join replays from the run's first event only if the server does so: until its
+      // `metadata` shows it did, no message is shown whose start it may have missed.
+      if (action === "joined") stream.gap();
     },
   });
   let resubmitted = null;
@@ -332,6 +338,8 @@ async function streamRun(
           if (replayFrom === null && stream.events === 0) replayFrom = REPLAY_FROM_START;
           if (replayFrom !== null) requestHeaders["Last-Event-ID"] = replayFrom;
           else resumedWithoutReplay = true;
+          // Only an id the server gave is sure to follow on from what was read.
+          if (replayFrom !== lastEventId) stream.gap();
           init = { method: "GET", headers: requestHeaders };
           resumes += 1;
         }

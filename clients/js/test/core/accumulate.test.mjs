@@ -13,6 +13,7 @@ import {
 } from "../../src/core/index.js";
 import {
   ANSWER,
+  ANSWER_TOKENS,
   chunkMessage,
   runStream,
 } from "../fixtures.mjs";
@@ -90,6 +91,37 @@ test("chunks of one message append, `ai` or `AIMessageChunk`; the newest message
   assert.equal(acc.text, "second");
   acc.feed("messages", [{ type: "human", id: "h", content: "ignored" }, {}]);
   assert.equal(acc.text, "second");
+});
+
+test("across a gap, a message whose first chunk was missed is never shown", () => {
+  // What a join that did not replay from the run's first event delivers: the answer's
+  // chunks without its first ("Températures — …" is no prefix of "## Answer …").
+  const acc = createStreamAccumulator();
+  acc.gap();
+  for (const token of ANSWER_TOKENS.slice(1)) {
+    assert.equal(acc.feed("messages", chunkMessage([{ type: "text", text: token, index: 1 }])), false);
+  }
+  assert.equal(acc.text, "");
+  // Its later chunks stay unshown: nothing of it is known to start where the answer does.
+  acc.feed("metadata", { run_id: "run-1", attempt: 1 });
+  acc.feed("messages", chunkMessage(" more"));
+  assert.equal(acc.text, "");
+});
+
+test("a gap that the run's first event closes: the replay is whole, its messages shown", () => {
+  const acc = createStreamAccumulator();
+  acc.gap();
+  acc.feed("metadata", { run_id: "run-1", attempt: 1 });
+  for (const token of ANSWER_TOKENS) acc.feed("messages", chunkMessage(token));
+  assert.equal(acc.text, ANSWER);
+});
+
+test("a message seen before a gap keeps the text it had: a chunk may be missing between", () => {
+  const acc = createStreamAccumulator();
+  acc.feed("messages", chunkMessage(ANSWER_TOKENS[0]));
+  acc.gap();
+  assert.equal(acc.feed("messages", chunkMessage(ANSWER_TOKENS[2])), false);
+  assert.equal(acc.text, ANSWER_TOKENS[0]);
 });
 
 // --------------------------------------------------------------------------------------

@@ -10,7 +10,9 @@ import {
 } from "../../src/core/index.js";
 import {
   ANSWER,
+  ANSWER_TOKENS,
   FINAL,
+  chunkMessage,
   enc,
   frame,
   jsonResponse,
@@ -111,6 +113,54 @@ test("no response at all: the run is found by its recovery_request_id", async ()
   assert.equal(result.content, ANSWER);
   assert.equal(result.recovered, true);
   assert.ok(calls.some((c) => c.path.endsWith("final-answer") && c.search.includes("run_id=run-1")));
+});
+
+/** A submit cut before its response, whose run is joined with `joinBody` as its stream. */
+function cutBeforeTheResponse(joinBody) {
+  let requestId = null;
+  return mockServer([
+    [/^POST /, ({ init }) => {
+      requestId = JSON.parse(init.body).metadata.recovery_request_id;
+      throw new TypeError("fetch failed");
+    }],
+    [/^GET \/threads\/t\/runs$/, () => jsonResponse(200, [{ run_id: "run-1", metadata: { recovery_request_id: requestId } }])],
+    [/^GET \/threads\/t\/runs\/run-1\/stream$/, ({ init }) => sseResponse([joinBody], { signal: init.signal })],
+    [/^GET \/threads\/t\/runs\/run-1$/, () => jsonResponse(200, { status: "success" })],
+    [/final-answer$/, () => jsonResponse(200, FINAL)],
+  ]);
+}
+
+test("a submit cut before its response, joined mid-answer: no text that is not the answer's start", async () => {
+  // A server that did not replay the join from the run's first event (LangGraph's JS
+  // server, given "0-0"): the answer's chunks after its first, no `metadata`.
+  let joinBody = "";
+  ANSWER_TOKENS.slice(1).forEach((token, i) => {
+    joinBody += frame("messages", chunkMessage([{ type: "text", text: token, index: 1 }]), `${i + 9}`);
+  });
+  const { fetchImpl } = cutBeforeTheResponse(joinBody);
+  const updates = [];
+  const result = await streamWithRecovery({
+    url: "http://x", threadId: "t", assistantId: "A", input: null,
+    onUpdate: (t) => updates.push(t), fetchImpl, sleep: async () => {},
+  });
+  assert.equal(result.resubmitted, "joined run-1");
+  for (const shown of updates) assert.ok(ANSWER.startsWith(shown), `shown ${JSON.stringify(shown)}`);
+  assert.deepEqual(updates, [ANSWER], "the route's answer, nothing before it");
+  assert.equal(result.content, ANSWER);
+  assert.equal(result.recovered, true);
+});
+
+test("a submit cut before its response, its join replayed from the first event: streamed as usual", async () => {
+  const { fetchImpl } = cutBeforeTheResponse(runStream());
+  const updates = [];
+  const result = await streamWithRecovery({
+    url: "http://x", threadId: "t", assistantId: "A", input: null,
+    onUpdate: (t) => updates.push(t), fetchImpl, sleep: async () => {},
+  });
+  assert.equal(result.resubmitted, "joined run-1");
+  assert.equal(updates.length, ANSWER_TOKENS.length, "token by token");
+  assert.equal(updates.at(-1), ANSWER);
+  assert.equal(result.recovered, false, "the replay showed the whole answer");
 });
 
 test("a refused run (no run created) rejects", async () => {
