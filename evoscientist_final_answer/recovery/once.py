@@ -33,7 +33,10 @@ REQUEST_ID_KEY = "recovery_request_id"
 LOOKUP_WINDOW_SECONDS = 2.0
 LOOKUP_INTERVAL_SECONDS = 0.25
 LOOKUP_LIMIT = 50
-REPLAY_FROM_START = "0-0"
+# Before a run's first event on either server: the Python one compares ids as text
+# ("1712…-0" > "-1"), the JavaScript one as numbers (-1 + 1 = event 0), where "0-0" is NaN
+# and replays nothing.
+REPLAY_FROM_START = "-1"
 SUBMIT_PATH = re.compile(r"^(.*)/threads/([^/]+)/runs/stream$")
 DROPPED_HEADERS = ("content-type", "content-length", "accept", "last-event-id")
 

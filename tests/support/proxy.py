@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import re
 import socket
 import struct
@@ -72,6 +73,28 @@ class Fault:
             return "no fault"
         every = "every stream" if self.times is None else f"{self.times} stream(s)"
         return f"{self.kind} after {self.after_bytes} B ({every})"
+
+
+class _Connection:
+    """One proxied connection, as its two directions share it: the request it carries
+    now (``cut_open`` goes by it), and whether the response to come is to be lost."""
+
+    def __init__(self, proxy: FaultProxy, client: asyncio.StreamWriter) -> None:
+        self.proxy = proxy
+        self.client = client
+        self.lose = False
+
+    def requested(self, chunk: bytes) -> None:
+        """``chunk`` went up: if it begins a request (a client sends its next request
+        only after the last answer), it is the connection's request now."""
+        line = chunk.split(b"\r\n", 1)[0]
+        if not REQUEST_LINE.match(line.decode("latin-1")):
+            return
+        self.proxy._open[self.client] = line + b"\r\n"
+        self.lose = self.lose or self.proxy._loses(line.decode("latin-1"))
+
+
+_CONNECTION: contextvars.ContextVar[_Connection] = contextvars.ContextVar("proxied_connection")
 
 
 @dataclass
@@ -209,15 +232,16 @@ class FaultProxy:
             budget = self.fault.budget(self.stats.faulted)
         up_reader, up_writer = await asyncio.open_connection(*self.upstream)
         self._writers.add(up_writer)
-        # Set once a request whose response is to be lost has gone up this connection.
-        lose = asyncio.Event()
-        self._note_request(first_line, lose)
+        # The pipe task and the downstream loop share this connection's state.
+        connection = _Connection(self, writer)
+        _CONNECTION.set(connection)
+        connection.requested(first_line)
         up_writer.write(first_line)
-        upstream = asyncio.create_task(self._upstream(reader, up_writer, lose, writer))
+        upstream = asyncio.create_task(self._pipe(reader, up_writer))
         slot = len(self.stats.downstream_bytes)
         self.stats.downstream_bytes.append(0)
         try:
-            await self._downstream(up_reader, writer, budget, slot, lose)
+            await self._downstream(up_reader, writer, budget, slot)
         finally:
             upstream.cancel()
             await asyncio.gather(upstream, return_exceptions=True)
@@ -252,30 +276,21 @@ class FaultProxy:
             self._writers.discard(up_writer)
             up_writer.close()
 
-    def _note_request(self, chunk: bytes, lose: asyncio.Event) -> None:
-        """``lose-response``: ``chunk``, if it begins a request the fault matches, has
-        its response lost (a client sends its next request only after the last answer)."""
-        if self.fault.kind != "lose-response":
-            return
+    def _loses(self, line: str) -> bool:
+        """``lose-response``: whether the request ``line`` begins has its response lost."""
+        if self.fault.kind != "lose-response" or not any(m in line for m in self.fault.match):
+            return False
         if self.fault.times is not None and self.stats.faulted >= self.fault.times:
-            return
-        line = chunk.split(b"\r\n", 1)[0].decode("latin-1")
-        if REQUEST_LINE.match(line) and any(marker in line for marker in self.fault.match):
-            self.stats.faulted += 1
-            lose.set()
+            return False
+        self.stats.faulted += 1
+        return True
 
-    async def _upstream(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        lose: asyncio.Event,
-        client: asyncio.StreamWriter,
-    ) -> None:
+    @staticmethod
+    async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connection = _CONNECTION.get(None)
         while chunk := await reader.read(65536):
-            if REQUEST_LINE.match(chunk.split(b"\r\n", 1)[0].decode("latin-1")):
-                # A kept-alive connection's next request: ``cut_open`` goes by it.
-                self._open[client] = chunk.split(b"\r\n", 1)[0] + b"\r\n"
-            self._note_request(chunk, lose)
+            if connection is not None:
+                connection.requested(chunk)
             writer.write(chunk)
             await writer.drain()
         if writer.can_write_eof():
@@ -287,8 +302,8 @@ class FaultProxy:
         writer: asyncio.StreamWriter,
         budget: int | None,
         slot: int,
-        lose: asyncio.Event | None = None,
     ) -> int:
+        connection = _CONNECTION.get(None)
         sent = 0
         if budget == 0:
             # "Before the response": only once the server has the whole request and has
@@ -302,7 +317,7 @@ class FaultProxy:
             chunk = await reader.read(want)
             if not chunk:
                 return sent
-            if lose is not None and lose.is_set():
+            if connection is not None and connection.lose:
                 await self._break(writer)
                 return sent
             writer.write(chunk)

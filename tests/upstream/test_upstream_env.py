@@ -4,12 +4,14 @@ shipping ``EvoScientist/…`` files would overwrite its ``http.py`` and ``__init
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
-from tests.upstream.env import UPSTREAM_VERSION, UpstreamEnv, require_upstream_env
+from tests.upstream.env import REPO, UPSTREAM_VERSION, UpstreamEnv, require_upstream_env
 from tests.upstream.server import (
     ADOPTED,
+    PATCH,
     apply_adoption,
     changed_from_record,
     record,
@@ -68,3 +70,12 @@ def test_the_kit_patch_applies_to_a_clean_unzip_of_the_wheel(tmp_path: Path) -> 
     http = (tree / ADOPTED[0]).read_text()
     assert "from evoscientist_final_answer import final_answer_routes" in http
     assert "*final_answer_routes()," in http
+
+
+def test_the_adoption_doc_shows_the_kit_patch_as_it_is() -> None:
+    """docs/upstream-adoption.md quotes upstream/evoscientist.patch: the patch is the
+    single source, and the copy a reader sees is the patch, byte for byte."""
+    doc = (REPO / "docs" / "upstream-adoption.md").read_text()
+    found = re.search(r"^```diff\n(.*?)^```", doc, re.DOTALL | re.MULTILINE)
+    assert found is not None, "docs/upstream-adoption.md shows no diff"
+    assert found.group(1) == PATCH.read_text()
