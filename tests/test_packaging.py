@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from tests.support.servers import REPO
 PACKAGE = "evoscientist_final_answer"
 # What ``pip wheel`` reads: the project's metadata, the package, and the demo beside it
 # (copied too, so that leaving it out is the build's doing, not the copy's).
-SOURCES = ("pyproject.toml", "README.md", PACKAGE, "EvoScientist")
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", PACKAGE, "EvoScientist")
 
 
 @pytest.fixture(scope="module")
@@ -220,3 +221,31 @@ def test_a_langgraph_image_holds_the_demo_and_the_distribution(tmp_path: Path) -
                 break
         else:
             raise AssertionError(f"{spec} is outside the image's packages")
+
+
+def _changelog_versions(path: Path) -> list[str]:
+    return re.findall(r"^## (\d+\.\d+\.\d+)\b", path.read_text(), re.MULTILINE)
+
+
+def test_both_packages_are_ready_to_publish() -> None:
+    """The metadata a registry shows and a release needs: semver versions, each with its
+    CHANGELOG entry, a license with its text, where the source lives; the JS package
+    public (a scoped package is private by default) and holding what it names."""
+    with (REPO / "pyproject.toml").open("rb") as file:
+        project = tomllib.load(file)["project"]
+    js_root = REPO / "clients" / "js"
+    js = json.loads((js_root / "package.json").read_text())
+    semver = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$")
+    for version, changelog in (
+        (project["version"], REPO / "CHANGELOG.md"),
+        (js["version"], js_root / "CHANGELOG.md"),
+    ):
+        assert semver.match(version), version
+        assert _changelog_versions(changelog)[:1] == [version], f"{changelog}: no {version} first"
+    assert project["license"] == js["license"] == "MIT"
+    for root in (REPO, js_root):
+        assert "MIT License" in (root / "LICENSE").read_text()
+    assert project["urls"]["Repository"] and js["repository"]["url"].endswith(".git")
+    assert js["publishConfig"] == {"access": "public"} and js["engines"]["node"]
+    for name in js["files"]:
+        assert (js_root / name).exists(), name
