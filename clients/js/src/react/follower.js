@@ -41,10 +41,11 @@ export class RunFollower extends RouteFollower {
     this.stopped = new StoppedTurns();
     this.shown = [];
     this.cancelling = null;
-    // The SDK's values as the app last read them through the view. Never read from the
-    // SDK here: in SDK 1.9+ each field read adds stream modes to the next run, and the
-    // follower must not ask for a mode the app did not (see view.js).
-    this.streamValues = null;
+    // The SDK's message list as the app last read it through the view (its `messages`,
+    // or its `values`' list). Never read from the SDK here: in SDK 1.9+ each field read
+    // adds stream modes to the next run, and the follower must not ask for a mode the
+    // app did not (see view.js).
+    this.streamMessages = null;
   }
 
   switchThread(threadId) {
@@ -63,7 +64,7 @@ export class RunFollower extends RouteFollower {
     this.threadId = threadId;
     this.answers = new Map();
     this.final = null;
-    this.streamValues = null;
+    this.streamMessages = null;
     this.recovery = IDLE_RECOVERY;
   }
 
@@ -250,8 +251,7 @@ export class RunFollower extends RouteFollower {
 
   /** The text the stream showed for `messageId`: "" if the app never read messages. */
   shownText(messageId) {
-    const values = this.streamValues;
-    const list = values ? values[this.config.messagesKey] : null;
+    const list = this.streamMessages;
     const messages = Array.isArray(list) ? list : [];
     const message = messages.find((m) => m && m.id === messageId);
     return message ? answerText(message.content) : "";

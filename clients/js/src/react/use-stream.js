@@ -59,17 +59,22 @@ export function useStreamWithRecovery(options) {
       }),
     [options.client, options.apiKey, options.apiUrl, options.callerOptions, options.defaultHeaders],
   );
+  // The route is asked at the server the client talks to. A client that names none (a
+  // test's stand-in for the SDK's Client) has no route to ask: the hook is then the
+  // wrapped hook itself, its options and its return value passed through untouched.
+  const apiUrl = client.threads?.apiUrl ?? options.apiUrl;
+  const live = typeof apiUrl === "string" && apiUrl !== "";
   // The turns the user stopped live with the client: what the app reads of its threads
   // through it (a WebUI's own state read after a run) carries them too.
-  follower.stopped = stoppedTurnsOf(client, options.messagesKey ?? "messages");
+  if (live) follower.stopped = stoppedTurnsOf(client, options.messagesKey ?? "messages");
   const ownHistory = useThreadHistory(client, threadId, historyLimit(options.fetchStateHistory), {
-    enabled: options.thread == null,
+    enabled: live && options.thread == null,
     skipFetch: () => follower.run !== null && follower.run.streaming,
     onError: options.onError,
   });
   const thread = options.thread ?? ownHistory;
 
-  const base = useStream({
+  const sdkOptions = {
     ...streamOptions,
     client,
     thread,
@@ -85,11 +90,12 @@ export function useStreamWithRecovery(options) {
     onStop(args) {
       if (!follower.stopping) options.onStop?.(args);
     },
-  });
+  };
+  const base = useStream(live ? sdkOptions : streamOptions);
 
   const messagesKey = options.messagesKey ?? "messages";
   follower.config = {
-    apiUrl: client.threads?.apiUrl ?? options.apiUrl,
+    apiUrl,
     headers: routeHeaders(options),
     maxWaitMs: recoveryOptions?.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
     client,
@@ -104,7 +110,7 @@ export function useStreamWithRecovery(options) {
 
   const loadingRef = useRef(false);
   useEffect(() => {
-    if (base.isLoading === loadingRef.current) return;
+    if (!live || base.isLoading === loadingRef.current) return;
     loadingRef.current = base.isLoading;
     follower.loadingChanged(base.isLoading, base.error);
   }, [base.isLoading]);
@@ -143,5 +149,10 @@ export function useStreamWithRecovery(options) {
     return base.joinStream(runId, ...rest);
   };
 
+  if (!live) {
+    return recoveryView(base, {
+      follower, threadId, messagesKey, submit: base.submit, joinStream: base.joinStream, stop: base.stop,
+    });
+  }
   return recoveryView(base, { follower, threadId, messagesKey, submit, joinStream, stop });
 }

@@ -7,9 +7,18 @@
 // and no field the app did not read is ever read: a page that renders `messages` must
 // stream tokens exactly as with bare `useStream`, and one that reads only `values` must
 // not start asking for tokens.
+//
+// Transparent while nothing is recovered: `messages` is what the SDK's `messages`
+// returned, `values` what its `values` returned, the very same objects, until the
+// recovery changes what they hold (the route's answer text, the thread's state after a
+// cut, a stopped turn). Then each is the SDK's own with those changes, `messages` made
+// from the SDK's `messages` and `values[messagesKey]` from the SDK's
+// `values[messagesKey]` (one list in the SDK, so one list here too). An app's tests
+// that stand in for the SDK's hook see their stand-in's fields, as they are.
 
 import { applyAnswers, withFinalAnswer } from "../core/messages.js";
 import { withStoppedTurns } from "../core/stopped.js";
+import { answerText } from "../core/text.js";
 
 /**
  * `base` (the SDK hook's return value) as the app sees it through recovery.
@@ -30,24 +39,43 @@ export function recoveryView(base, { follower, threadId, messagesKey, submit, jo
   const recovering = follower.recovery.status === "settling";
   const loading = (base.isLoading && !ended && !stopped) || recovering;
   const settled = final !== null && final.threadId === threadId && !loading;
-  let overlaid = null; // once per render: stable identities for the app's memos
 
-  // `streamValues` are the SDK's values, read by the caller through the getter the app
-  // asked for (so it has tracked its stream modes).
-  const overlay = (streamValues) => {
-    if (overlaid !== null) return overlaid;
-    follower.streamValues = streamValues;
-    let values = settled && final.values ? { ...streamValues, ...final.values } : streamValues;
-    let messages = Array.isArray(values?.[messagesKey]) ? values[messagesKey] : [];
-    messages = applyAnswers(messages, follower.answers);
+  // Once per render and source list: stable identities for the app's memos, and one list
+  // through `messages` and `values` when the SDK gives one list to both.
+  const lists = new Map();
+  const overlayList = (list) => {
+    if (lists.has(list)) return lists.get(list);
+    const source = Array.isArray(list) ? list : [];
+    let messages = applyAnswers(source, answersToApply(source, follower.answers));
     if (settled) messages = withFinalAnswer(messages, final.answer, follower.answers);
     messages = withStoppedTurns(messages, follower.stopped.of(threadId));
-    follower.shown = messages;
-    if (!(values && values[messagesKey] === messages)) {
-      values = { ...(values || {}), [messagesKey]: messages };
-    }
-    overlaid = values;
-    return overlaid;
+    const shown = messages === source ? list : messages;
+    if (Array.isArray(shown)) follower.shown = shown;
+    lists.set(list, shown);
+    return shown;
+  };
+  // What the stream showed, before any recovery: the follower judges a settled answer
+  // against it (never read from the SDK there: see follower.js's streamMessages).
+  const noteStreamed = (list) => {
+    if (Array.isArray(list)) follower.streamMessages = list;
+  };
+
+  let values; // once per render
+  const readValues = () => {
+    if (values !== undefined) return values;
+    const streamValues = Reflect.get(base, "values", base);
+    noteStreamed(streamValues?.[messagesKey]);
+    const merged = settled ? withState(streamValues, final) : streamValues;
+    const list = merged?.[messagesKey];
+    const shown = overlayList(list);
+    values = shown === list ? merged : { ...(merged || {}), [messagesKey]: shown };
+    return values;
+  };
+  const readMessages = () => {
+    // The SDK's getter: it adds `messages-tuple` and `values` to the next run.
+    const streamMessages = Reflect.get(base, "messages", base);
+    noteStreamed(streamMessages);
+    return overlayList(settled ? withStateMessages(streamMessages, final, messagesKey) : streamMessages);
   };
 
   // The error that ended a stream is not the run's while the route follows the run, nor
@@ -62,11 +90,9 @@ export function recoveryView(base, { follower, threadId, messagesKey, submit, jo
     get(target, prop) {
       switch (prop) {
         case "messages":
-          // The SDK's getter first: it adds `messages-tuple` and `values` to the next run.
-          Reflect.get(target, "messages", target);
-          return overlay(Reflect.get(target, "values", target))[messagesKey] ?? [];
+          return readMessages();
         case "values":
-          return overlay(Reflect.get(target, "values", target));
+          return readValues();
         case "error":
           // A drop the route recovered from is not the run's error.
           return dropped && target.error === run.dropError ? undefined : target.error;
@@ -88,4 +114,62 @@ export function recoveryView(base, { follower, threadId, messagesKey, submit, jo
       return prop === "recovery" || Reflect.has(target, prop);
     },
   });
+}
+
+/** `answers` less those `list` shows already (applied, they would only copy messages). */
+function answersToApply(list, answers) {
+  if (!(answers instanceof Map) || answers.size === 0) return answers;
+  let left = answers;
+  for (const message of list) {
+    const id = message && message.id;
+    if (id == null || !left.has(id) || answerText(message.content) !== left.get(id)) continue;
+    if (left === answers) left = new Map(answers);
+    left.delete(id);
+  }
+  return left;
+}
+
+/**
+ * The SDK's `streamValues` with the thread's state read after the settled run
+ * (`final.values`) over it: what a cut stream missed (tool results, later steps). The
+ * SDK's own object when the state holds nothing else (a run streamed whole), kept on
+ * `final` so that every render gets the same object for the same SDK values.
+ */
+function withState(streamValues, final) {
+  const state = final.values;
+  if (!state || typeof state !== "object") return streamValues;
+  const kept = final.withState;
+  if (kept && kept.streamValues === streamValues) return kept.values;
+  const differs = Object.keys(state).some((key) => !sameData(state[key], streamValues?.[key]));
+  const values = differs ? { ...(streamValues || {}), ...state } : streamValues;
+  final.withState = { streamValues, values };
+  return values;
+}
+
+/** `withState` for the SDK's `messages`: the state's list where it holds other data. */
+function withStateMessages(streamMessages, final, messagesKey) {
+  const state = final.values?.[messagesKey];
+  if (!Array.isArray(state)) return streamMessages;
+  const kept = final.withStateMessages;
+  if (kept && kept.streamMessages === streamMessages) return kept.messages;
+  const messages = sameData(state, streamMessages) ? streamMessages : state;
+  final.withStateMessages = { streamMessages, messages };
+  return messages;
+}
+
+/** Whether `a` and `b` hold the same data (JSON-like: arrays, plain objects, primitives). */
+export function sameData(a, b) {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i += 1) if (!sameData(a[i], b[i])) return false;
+    return true;
+  }
+  if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+  const keys = (o) => Object.keys(o).filter((key) => o[key] !== undefined);
+  const ka = keys(a);
+  if (ka.length !== keys(b).length) return false;
+  return ka.every((key) => Object.prototype.hasOwnProperty.call(b, key) && sameData(a[key], b[key]));
 }

@@ -9,7 +9,7 @@ import { test } from "node:test";
 
 import { STREAM_GRACE_MS } from "../../src/core/follow.js";
 import { RunFollower } from "../../src/react/follower.js";
-import { recoveryView } from "../../src/react/view.js";
+import { recoveryView, sameData } from "../../src/react/view.js";
 
 function sdkHandle(values, { isLoading = false } = {}) {
   const reads = [];
@@ -258,4 +258,82 @@ test("Stop before any response named the run cancels the run its tag finds", asy
   }
   assert.ok(found.length >= 2 && found.every((url) => url.includes("/threads/t1/runs")), found);
   assert.deepEqual(cancels, [["t1", "late-run"]], "the POST that became a run later is cancelled");
+});
+
+// Transparency: while nothing is recovered, `messages` and `values` are the very objects
+// the wrapped hook returned, whatever their shape (an app's tests may stand in for the
+// SDK's hook with a `messages` kept apart from `values`).
+
+function standInHandle() {
+  const values = { todos: [] }; // no message list: a hand-made mock's shape
+  const messages = streamed.messages;
+  return { isLoading: false, error: undefined, values, messages, submit() {}, joinStream() {}, stop() {} };
+}
+
+test("nothing recovered: messages and values are the wrapped hook's own, even when they are two lists", () => {
+  const handle = standInHandle();
+  const stream = view(handle, follower());
+  assert.equal(stream.messages, handle.messages);
+  assert.equal(stream.values, handle.values);
+  assert.ok(!("messages" in stream.values), "no message list added to values");
+});
+
+test("a run streamed whole and settled: the SDK's own objects stay (the route and the state say what it showed)", () => {
+  const { handle } = sdkHandle(streamed);
+  const t = follower();
+  const answer = { message_id: "a1", content: "The answer is par", status: "success", complete: true };
+  t.answers.set("a1", answer.content);
+  const state = JSON.parse(JSON.stringify(streamed)); // the thread's state: equal, not the same objects
+  t.final = { run: null, runId: "r1", threadId: "t1", answer, values: state };
+  const stream = view(handle, t);
+  assert.equal(stream.messages, streamed.messages);
+  assert.equal(stream.values, streamed);
+  // And through the next renders.
+  assert.equal(view(handle, t).values, streamed);
+});
+
+test("a cut run settled: the state's list with the route's text, in messages and values alike", () => {
+  const { handle } = sdkHandle(streamed);
+  const t = follower();
+  const answer = { message_id: "a1", content: "The answer is parity.", status: "success", complete: true };
+  const state = {
+    messages: [
+      streamed.messages[0],
+      { type: "ai", id: "a1", content: "The answer is parity.", response_metadata: { finish_reason: "stop" } },
+    ],
+    todos: [],
+  };
+  t.final = { run: null, runId: "r1", threadId: "t1", answer, values: state };
+  const stream = view(handle, t);
+  assert.equal(stream.messages, state.messages);
+  assert.equal(stream.values.messages, stream.messages);
+  assert.deepEqual(stream.values.todos, []);
+  assert.equal(t.shownText("a1"), "The answer is par", "judged against what the stream showed");
+});
+
+test("a stand-in's two lists settled after a cut: each shows the route's text", () => {
+  const handle = standInHandle();
+  const t = follower();
+  const answer = { message_id: "a1", content: "The answer is parity.", status: "success", complete: true };
+  t.final = { run: null, runId: "r1", threadId: "t1", answer, values: null };
+  const stream = view(handle, t);
+  assert.equal(stream.messages.at(-1).content, "The answer is parity.");
+  assert.equal(handle.messages.at(-1).content, "The answer is par", "the stand-in's list untouched");
+});
+
+test("an answer the list already shows copies no message", () => {
+  const { handle } = sdkHandle(streamed);
+  const t = follower();
+  t.answers.set("a1", "The answer is par");
+  assert.equal(view(handle, t).messages, streamed.messages);
+  t.answers.set("a1", "The answer is parity.");
+  assert.equal(view(handle, t).messages.at(-1).content, "The answer is parity.");
+});
+
+test("sameData: JSON-like data compared by value", () => {
+  assert.ok(sameData({ a: [1, { b: "x" }], c: undefined }, { a: [1, { b: "x" }] }));
+  assert.ok(!sameData({ a: [1, 2] }, { a: [1, 2, 3] }));
+  assert.ok(!sameData({ a: "1" }, { a: 1 }));
+  assert.ok(!sameData([], {}));
+  assert.ok(!sameData(null, {}));
 });
