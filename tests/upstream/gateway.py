@@ -15,13 +15,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.support.local_http import local_client
-from tests.upstream.env import UpstreamEnv
-from tests.upstream.server import server_env
+from tests.upstream.env import UpstreamEnv, require_upstream_env
+from tests.upstream.server import GATEWAY, UpstreamServer, adopted_wheel, server_env
 from tests.upstream.signal_daemon import SignalDaemon
 
 # A CLI's start (upstream's imports, its local agent) takes 5-10 s of CPU alone; several
 # at once on two loaded cores, and an outage of 20 s, stay well inside this.
 CLI_TIMEOUT = 240.0
+
+
+def bare_tree(server: UpstreamServer) -> Path:
+    """The control's tree beside the server's: upstream's wheel with the kit's patch but
+    its gateway hunk (made once per server)."""
+    tree = server.workdir.parent / "wheel-bare"
+    if not tree.exists():
+        adopted_wheel(require_upstream_env(), tree.parent, (GATEWAY,), tree.name)
+    return tree
 
 
 def client_env(root: Path, tree: Path, server_port: int, workspace: Path) -> dict[str, str]:

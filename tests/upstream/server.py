@@ -155,35 +155,101 @@ def server_env(
 
 
 @dataclass
-class UpstreamServer(DevServer):
-    """upstream's server, which ``restart`` kills and starts again on its port."""
+class Launched:
+    """upstream's server as upstream's own launcher started it (``scripts/launch.py``):
+    the launcher, which stops the server when its stdin closes, and the server's
+    process group."""
 
-    langgraph: Path = Path()
+    launcher: subprocess.Popen[bytes]
+    server_pid: int
+    log_path: Path
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        """``SIGKILL``: the server killed first (a crash); else the launcher stops it."""
+        if sig == signal.SIGKILL:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.server_pid, signal.SIGKILL)
+        if self.launcher.stdin is not None:
+            self.launcher.stdin.close()
+        try:
+            self.launcher.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.launcher.kill()
+            self.launcher.wait(timeout=15)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.server_pid, signal.SIGKILL)
+
+
+def launch(env: UpstreamEnv, port: int, workspace: Path, variables: dict[str, str]) -> Launched:
+    """upstream's server on ``port``, started by upstream's launcher."""
+    launcher = subprocess.Popen(
+        [str(env.python), str(LAUNCH), str(port), str(workspace)],
+        cwd=workspace,
+        env={**variables, "PATH": os.pathsep.join((str(env.root / "bin"), variables["PATH"]))},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert launcher.stdout is not None
+    said = []
+    for line in launcher.stdout:
+        said.append(line.decode(errors="replace"))
+        if found := LAUNCHED.match(said[-1]):
+            return Launched(launcher, int(found["pid"]), Path(found["log"]))
+    launcher.wait(timeout=30)
+    raise RuntimeError(f"upstream's launcher did not start its server:\n{''.join(said)}")
+
+
+@dataclass
+class UpstreamServer(DevServer):
+    """upstream's server, which ``restart`` kills and starts again on its port, as it
+    was started (by ``langgraph dev`` itself, or by upstream's launcher)."""
+
+    upstream: UpstreamEnv | None = None
     config: Path = Path()
     args: Sequence[str] = ()
     env: dict[str, str] | None = None
     tree: Path = Path()
+    launched: Launched | None = None
 
     def restart(self, sig: int = signal.SIGKILL, *, forget_runs: bool = False) -> None:
         """The server killed by ``sig`` (its in-memory runs and event buffers gone with
         it) and started again on its port, with its data, config and tree.
         ``forget_runs``: what it last wrote of its runs and threads to disk (every 10 s)
         goes too, as if it had written nothing since they began."""
-        stop(self.process, sig)
+        self.stop(sig)
         if forget_runs:
             (self.workdir / RUNS_FILE).unlink(missing_ok=True)
-        log_path = self.log_path.with_name(f"{self.log_path.stem}-again.log")
+        self.start(again=True)
+
+    def start(self, *, again: bool = False) -> None:
+        assert self.upstream is not None
+        variables = self.env or {}
+        if self.launched is not None:
+            self.launched = launch(self.upstream, self.port, self.workdir, variables)
+            self.process, self.log_path = self.launched.launcher, self.launched.log_path
+            return
+        log_path = (
+            self.log_path.with_name(f"{self.log_path.stem}-again.log") if again else self.log_path
+        )
         self.process = start_langgraph_dev(
-            self.langgraph,
+            self.upstream.langgraph,
             self.config,
             self.port,
             self.args,
             self.workdir,
-            self.env or {},
+            variables,
             log_path,
         )
         self.log_path = log_path
-        wait_until_up(self.port, self.process, log_path, fixed=True)
+        self.port = wait_until_up(self.port, self.process, log_path, fixed=again)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.launched is not None:
+            self.launched.stop(sig)
+        else:
+            stop(self.process, sig)
 
 
 @contextmanager
@@ -221,71 +287,35 @@ def upstream_server(
     port = free_port()
     variables = server_env(home, data_dir, workspace, tree, **extra_env)
     if launcher:
-        with launched(env, port, workspace, variables) as (process, log_path):
-            yield UpstreamServer(
-                f"http://127.0.0.1:{port}", port, data_dir, workspace, log_path, process
-            )
-        return
-    log_path = root / f"langgraph-dev-{port}.log"
-    process = start_langgraph_dev(env.langgraph, config, port, args, workspace, variables, log_path)
-    server: UpstreamServer | None = None
-    try:
-        port = wait_until_up(port, process, log_path)
-        url = f"http://127.0.0.1:{port}"
-        server = UpstreamServer(
-            url,
-            port,
-            data_dir,
-            workspace,
-            log_path,
-            process,
-            env.langgraph,
-            config,
-            args,
-            variables,
-            tree,
+        launched = launch(env, port, workspace, variables)
+        process, log_path = launched.launcher, launched.log_path
+    else:
+        launched = None
+        log_path = root / f"langgraph-dev-{port}.log"
+        process = start_langgraph_dev(
+            env.langgraph, config, port, args, workspace, variables, log_path
         )
+    server = UpstreamServer(
+        f"http://127.0.0.1:{port}",
+        port,
+        data_dir,
+        workspace,
+        log_path,
+        process,
+        env,
+        config,
+        args,
+        variables,
+        tree,
+        launched,
+    )
+    try:
+        if launched is None:
+            server.port = wait_until_up(port, process, log_path)
+            server.url = f"http://127.0.0.1:{server.port}"
         yield server
     finally:
-        stop(server.process if server is not None else process)
-
-
-@contextmanager
-def launched(
-    env: UpstreamEnv, port: int, workspace: Path, variables: dict[str, str]
-) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
-    """upstream's server started by upstream's launcher (``scripts/launch.py``): the
-    server's process and its log."""
-    launcher = subprocess.Popen(
-        [str(env.python), str(LAUNCH), str(port), str(workspace)],
-        cwd=workspace,
-        env={**variables, "PATH": os.pathsep.join((str(env.root / "bin"), variables["PATH"]))},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    server_pid = None
-    try:
-        assert launcher.stdout is not None
-        said = []
-        for line in launcher.stdout:
-            said.append(line.decode(errors="replace"))
-            if found := LAUNCHED.match(said[-1]):
-                server_pid, log_path = int(found["pid"]), Path(found["log"])
-                break
-        else:
-            raise RuntimeError(f"upstream's launcher did not start its server:\n{''.join(said)}")
-        yield launcher, log_path
-    finally:
-        if launcher.stdin is not None:
-            launcher.stdin.close()  # the launcher stops its server
-        try:
-            launcher.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            launcher.kill()
-        if server_pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(server_pid, signal.SIGKILL)
+        server.stop()
 
 
 def imported_from(server: DevServer) -> Path:

@@ -12,7 +12,7 @@ with the line, two questions on its one thread, the second through the outage.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,21 +22,20 @@ from tests.support.proxy import Fault, FaultProxy
 from tests.upstream.env import require_upstream_env
 from tests.upstream.gateway import (
     Shot,
+    bare_tree,
     final_answer,
     runs_of,
     serving,
     single_shot,
     thread_asked,
 )
-from tests.upstream.server import GATEWAY, UpstreamServer, adopted_wheel, upstream_server
+from tests.upstream.server import UpstreamServer
 from tests.upstream.signal_daemon import SignalDaemon
 
-# An answer of some 950 characters at 0.1 s a token (~19 s), cut once this much shows
-# (the table cut at 144 of 942).
+# An answer of some 950 characters (~19 s: conftest.SLOW_TOKEN_S), cut once this much
+# shows (the table cut at 144 of 942).
 QUESTION = "[slow] [long] {}"
-PER_TOKEN_S = "0.1"
 MID_ANSWER = 144
-JOBS = ("--n-jobs-per-worker", "10")
 OUTAGE_S = 20.0
 # serve's Signal channel waits out its own ack reaction (10 s, upstream's channel awaits
 # the reply in the loop that reads it) before each message.
@@ -101,12 +100,8 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UpstreamServer]:
-    env = require_upstream_env()
-    root = tmp_path_factory.mktemp("gateway")
-    # Every client's run at once (langgraph dev runs one at a time unless told).
-    with upstream_server(env, root, args=JOBS, SCRIPTED_SLOW_DELAY=PER_TOKEN_S) as started:
-        yield started
+def server(launched_server: UpstreamServer) -> UpstreamServer:
+    return launched_server
 
 
 async def _single_shot(server: UpstreamServer, bare: Path, case: Case) -> Outcome:
@@ -167,7 +162,7 @@ def _serve_thread(root: Path) -> str:
 
 @pytest.fixture(scope="module")
 def outcomes(server: UpstreamServer) -> tuple[dict[str, Outcome], Served]:
-    bare = adopted_wheel(require_upstream_env(), server.workdir.parent, (GATEWAY,), "wheel-bare")
+    bare = bare_tree(server)
 
     async def everything() -> tuple[dict[str, Outcome], Served]:
         *shots, served = await asyncio.gather(

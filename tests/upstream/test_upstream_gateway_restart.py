@@ -15,30 +15,22 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterator
 
 import pytest
 
 from tests.support.proxy import Fault, FaultProxy
 from tests.support.servers import runs_written
 from tests.upstream.env import require_upstream_env
-from tests.upstream.gateway import Shot, final_answer, runs_of, single_shot, thread_asked
-from tests.upstream.server import GATEWAY, UpstreamServer, adopted_wheel, upstream_server
+from tests.upstream.gateway import Shot, bare_tree, final_answer, runs_of, single_shot, thread_asked
+from tests.upstream.server import UpstreamServer
 
 QUESTION = "[slow] [long] restart, {}, {}"
-# Some 19 s of answer: a write of the runs (every 10 s) lands in it after the cut.
-PER_TOKEN_S = "0.1"
 MID_ANSWER = 144
-JOBS = ("--n-jobs-per-worker", "10")
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UpstreamServer]:
-    env = require_upstream_env()
-    root = tmp_path_factory.mktemp("gateway-restart")
-    # Every client's run at once (langgraph dev runs one at a time unless told).
-    with upstream_server(env, root, args=JOBS, SCRIPTED_SLOW_DELAY=PER_TOKEN_S) as started:
-        yield started
+def server(launched_server: UpstreamServer) -> UpstreamServer:
+    return launched_server
 
 
 async def _both_through_a_restart(
@@ -48,9 +40,7 @@ async def _both_through_a_restart(
     killed and started again once both show ``MID_ANSWER`` characters (and, to keep the
     runs, once it has written them to disk)."""
     env, root = require_upstream_env(), server.workdir.parent
-    bare = root / "wheel-bare"
-    if not bare.exists():
-        adopted_wheel(env, root, (GATEWAY,), bare.name)
+    bare = bare_tree(server)
     shown = {True: asyncio.Event(), False: asyncio.Event()}
 
     async def one(line: bool, proxy: FaultProxy) -> Shot:
