@@ -25,7 +25,7 @@ PORT ?= 2024
 # TEST_WORKERS=0 runs the suite in this process.
 TEST_WORKERS ?= 4
 
-.PHONY: dev test lint install clean layer-table webui-browser-table bench upstream-env bench-upstream
+.PHONY: dev test lint install clean layer-table webui-browser-table bench upstream-env bench-upstream upstream-pr
 
 # The JS package's npm packages (clients/js), from its lockfile. Without npm the JS
 # tests skip (and fail under CI, whose .ci/run installs node and npm).
@@ -121,12 +121,12 @@ dev: $(STAMP)
 	$(BIN)/langgraph dev --no-browser --host 127.0.0.1 --port $(PORT)
 
 test: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP) $(JS_AI_STAMP) $(CK_STAMP) $(JSSERVER_STAMP) upstream-env
-	$(BIN)/ruff check EvoScientist evoscientist_final_answer tests
+	$(BIN)/ruff check EvoScientist evoscientist_final_answer tests upstream
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check EvoScientist evoscientist_final_answer tests
-	$(BIN)/ruff format --check EvoScientist evoscientist_final_answer tests
+	$(BIN)/ruff check EvoScientist evoscientist_final_answer tests upstream
+	$(BIN)/ruff format --check EvoScientist evoscientist_final_answer tests upstream
 
 clean:
 	rm -rf $(VENV) $(UPSTREAM_VENV) .pytest_cache .ruff_cache .langgraph_api $(JS)/node_modules $(CK)/node_modules \
@@ -204,3 +204,16 @@ upstream-env:
 # (docs/benchmarks-upstream.md; a few minutes).
 bench-upstream: $(STAMP) upstream-env
 	$(BIN)/python -m bench.upstream
+
+# Upstream's own checks on the kit (upstream/): the EvoScientist-WebUI at 9c90a77 and the
+# evoscientist 0.3.8 sdist, each unchanged and with its patch, side by side (npm ci, prettier,
+# eslint, tsc, vitest, next build; upstream's pytest, ruff, pip check, its launcher). Not
+# part of `make test` (they take long: the WebUI's installs and build, upstream's suite);
+# what they cost is cached in .upstream-checks/. Exits non-zero on a failure the
+# unchanged tree does not have.
+# WEBUI_MIRROR: a local git directory of EvoScientist-WebUI holding 9c90a77 (default: a
+# bare clone of its repository, made once in .upstream-checks/).
+WEBUI_MIRROR ?=
+upstream-pr: $(STAMP) $(JS_STAMP)
+	status=0; $(BIN)/python upstream/checks/webui.py $(if $(WEBUI_MIRROR),--mirror $(WEBUI_MIRROR)) || status=$$?; \
+	$(BIN)/python upstream/checks/server.py || status=$$?; exit $$status

@@ -46,7 +46,8 @@ REPO = Path(__file__).resolve().parents[2]
 PATCH = REPO / "upstream" / "webui.patch"
 PACKAGE = REPO / "clients" / "js"
 COMMIT = "9c90a77"
-MIRROR = Path("/work/.mirror/EvoScientist+EvoScientist-WebUI/repo")
+# Where the WebUI is fetched from when no local git directory of it is given.
+WEBUI_REPOSITORY = "https://github.com/EvoScientist/EvoScientist-WebUI.git"
 STEP_TIMEOUT = 30 * 60
 KEPT = {"node_modules"}  # what a tree keeps when it is laid anew
 # What the steps leave in a kept node_modules (vitest's and tools' caches): removed.
@@ -144,6 +145,17 @@ def npm_env(work: Path) -> dict[str, str]:
         "NEXT_TELEMETRY_DISABLED": "1",
     }
     return env
+
+
+def fetched_webui(work: Path) -> Path:
+    """A bare clone of the WebUI's repository under ``work``, made once."""
+    clone = work / "webui-repository.git"
+    if not clone.is_dir():
+        say(f"cloning {WEBUI_REPOSITORY}")
+        subprocess.run(
+            ["git", "clone", "--quiet", "--bare", WEBUI_REPOSITORY, str(clone)], check=True
+        )
+    return clone
 
 
 def lay_tree(mirror: str, commit: str, tree: Path) -> None:
@@ -356,15 +368,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, default=REPO / ".upstream-checks")
     parser.add_argument(
-        "--mirror", default=str(MIRROR), help="the WebUI's git directory (a bare mirror)"
+        "--mirror",
+        help="a git directory of the WebUI holding the commit (default: a bare clone of "
+        "its repository, made once under --work)",
     )
     parser.add_argument("--commit", default=COMMIT)
     parser.add_argument("--patch", type=Path, default=PATCH, help="the patch to apply")
     args = parser.parse_args()
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
-    if not Path(args.mirror).is_dir():
-        raise SystemExit(f"no git directory of the WebUI at {args.mirror}: pass --mirror")
+    if args.mirror is None:
+        args.mirror = str(fetched_webui(work))
+    elif not Path(args.mirror).is_dir():
+        raise SystemExit(f"no git directory of the WebUI at {args.mirror}")
     env = npm_env(work)
     git_env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(work)}
 
