@@ -30,14 +30,10 @@ export {
   taggedRun,
   withExactlyOnce,
 } from "./once.js";
-export {
-  answerFromState,
-  describeException,
-  errorFromTasks,
-  finalAnswer,
-  pendingAnswer,
-  statusFromState,
-} from "./state.js";
+export { finalAnswer } from "../answer/extract.js";
+export { pendingAnswer } from "../answer/result.js";
+export { answerFromState, statusFromState } from "../answer/state.js";
+export { describeException, errorFromTasks } from "../answer/status.js";
 export {
   DEFAULT_STALL_TIMEOUT_MS,
   joinPathFromHeaders,

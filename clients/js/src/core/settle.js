@@ -1,5 +1,7 @@
 // F2/F3: ask the route (or, F2a, the raw state) until the run settles.
 
+import { pendingAnswer } from "../answer/result.js";
+import { answerFromState } from "../answer/state.js";
 import {
   HttpStatusError,
   RunGone,
@@ -20,7 +22,6 @@ import {
   now,
   sleep,
 } from "./http.js";
-import { answerFromState, pendingAnswer } from "./state.js";
 
 export const DEFAULT_MAX_WAIT_MS = 240_000;
 export const LONG_POLL_SECONDS = 30;

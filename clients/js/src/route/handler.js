@@ -2,10 +2,10 @@
 // mounts it (`../hono` on LangGraph's JS server). Same contract as the Python route
 // (docs/final-answer.md), read through the server's own API (`reader.js`).
 
+import { RunNotFound } from "../answer/run-liveness.js";
 import { InvalidRequest, parseQuery, pythonRepr } from "./params.js";
 import { ApiReader, StoreUnavailable, ThreadNotFound, clientFor } from "./reader.js";
 import { answerEtag, answerResponse, errorResponse, etagMatches, representationOf } from "./responses.js";
-import { RunNotFound } from "./verdict.js";
 import { waitForAnswer } from "./wait.js";
 
 export const ROUTE_METHODS = ["GET", "HEAD"];

@@ -4,8 +4,9 @@
 
 import { Client } from "@langchain/langgraph-sdk";
 
-import { answerFromState, pendingAnswer } from "../core/state.js";
-import { verdict } from "./verdict.js";
+import { pendingAnswer } from "../answer/result.js";
+import { verdict } from "../answer/run-liveness.js";
+import { answerFromState } from "../answer/state.js";
 
 export class ThreadNotFound extends Error {
   name = "ThreadNotFound";

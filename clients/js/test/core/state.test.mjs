@@ -1,4 +1,5 @@
-// F2a: the answer computed client-side from a thread's state.
+// The answer from a thread's state (src/answer/state.js and status.js, through the
+// package's entry): F2a's, and the route's read.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";

@@ -1,10 +1,11 @@
-// The route's verdict on a run from the server's runs (answer/run_liveness.py, inside
-// the server).
+// The route's verdict on a run from the server's runs (src/answer/run-liveness.js, the
+// twin of answer/run_liveness.py, inside the server).
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { RunNotFound, verdict } from "../../src/route/verdict.js";
+import { pendingAnswer } from "../../src/answer/result.js";
+import { RunNotFound, verdict } from "../../src/answer/run-liveness.js";
 
 const answer = (status, extra = {}) => ({
   content: "partial",
@@ -54,13 +55,14 @@ test("a run asked for by id: a later run's busy says nothing of it; an unknown o
     runs: runs({ r1: "success", r2: "running" }),
   });
   assert.equal(ended.status, "success");
-  const pending = answer("pending", { run_id: "r3", content: "", checkpoint_id: null });
+  const pending = pendingAnswer("t", "r3");
   assert.equal(verdict(pending, "r3", { threadStatus: "busy", runs: runs({ r3: "pending" }) }).status, "pending");
   assert.throws(() => verdict(pending, "r3", { threadStatus: "idle", runs: runs({}) }), RunNotFound);
 });
 
 test("nothing written: a run that ended before its first checkpoint ends the answer at once", () => {
-  const unwritten = answer("pending", { run_id: null, content: "", checkpoint_id: null, message_id: null });
+  // As the route reads a thread with no checkpoint: nothing written, no time.
+  const unwritten = pendingAnswer("t", null);
   const cancelled = verdict(unwritten, null, { threadStatus: "idle", runs: runs({ r1: "interrupted" }) });
   assert.deepEqual(
     [cancelled.status, cancelled.complete, cancelled.error.code, cancelled.run_id, cancelled.completed_at],
