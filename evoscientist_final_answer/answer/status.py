@@ -105,7 +105,7 @@ def describe_exception(value: Any) -> tuple[str | None, str]:
     """``(type name, "Type: text")`` of an ``__error__`` write: langgraph keeps the
     exception's ``repr`` (``RuntimeError('kaboom')``), or the exception itself; LangGraph's
     JavaScript server keeps the JSON of ``{"message", "name"}`` (read through its API by
-    a sidecar). As core/state.js's ``describeException`` reads them."""
+    a sidecar). As clients/js/src/answer/status.js's ``describeException`` reads them."""
     if isinstance(value, BaseException):
         name, text = type(value).__name__, str(value)
         return name, f"{name}: {text}" if text else name

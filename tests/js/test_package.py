@@ -15,6 +15,7 @@ from tests.support import jstools
 # The unit tests, in test/'s folders that mirror src/'s (one per entry point); test/live
 # holds the tests that need a server (tests/js/test_live.py runs them).
 UNIT_DIRS = (
+    "answer",
     "core",
     "react",
     "langchain-react",
