@@ -134,7 +134,7 @@ clean:
 
 # Re-measure each recovery layer's share against a real server (docs/webui-layer-table.md).
 layer-table: $(STAMP)
-	EVOSCIENTIST_LAYER_TABLE=docs/webui-layer-table.md $(BIN)/python -m pytest -q tests/recovery/test_layers.py
+	EVOSCIENTIST_LAYER_TABLE=docs/webui-layer-table.md $(BIN)/python -m pytest -q --timeout=0 tests/recovery/test_layers.py
 
 # What a browser shows per fault and per thing a user does mid-run (Stop, a thread
 # switch) (docs/webui-browser-table.md): bare useStream vs useStreamWithRecovery on each
@@ -146,7 +146,7 @@ layer-table: $(STAMP)
 # TABLE_K=assistant_ui, TABLE_K=svelte or TABLE_K=copilotkit. About 45 min in all.
 TABLE_K ?=
 webui-browser-table: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(CK_STAMP)
-	EVOSCIENTIST_BROWSER_TABLE=docs/webui-browser-table.md $(BIN)/python -m pytest -q \
+	EVOSCIENTIST_BROWSER_TABLE=docs/webui-browser-table.md $(BIN)/python -m pytest -q --timeout=0 \
 		tests/js/test_browser_recovery.py tests/js/test_browser_langchain_react.py \
 		tests/js/test_browser_assistant_ui.py tests/js/test_browser_svelte.py \
 		tests/js/test_copilotkit.py tests/js/test_browser_ai_sdk.py -k "measure$(if $(TABLE_K), and $(TABLE_K))"

@@ -69,11 +69,6 @@ ONE_AT_A_TIME = {
     # once, and a thread shown again missed its second twice in fresh-clone CIs (1.07
     # and 1.5 s, 2026-12-05/06), its runtime starved of CPU while three pages loaded.
     "tests/js/test_copilotkit.py": "chromium:b",
-    # upstream's server as its launcher starts it, one per worker (tests/upstream/conftest.py):
-    # these three modules share it.
-    "tests/upstream/test_upstream_gateway.py": "upstream:launched",
-    "tests/upstream/test_upstream_gateway_restart.py": "upstream:launched",
-    "tests/upstream/test_upstream_server.py": "upstream:launched",
 }
 
 # The modules whose groups take longest (``--durations``): browsers and node suites on

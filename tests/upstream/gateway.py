@@ -19,6 +19,11 @@ from tests.upstream.env import UpstreamEnv, require_upstream_env
 from tests.upstream.server import GATEWAY, UpstreamServer, adopted_wheel, server_env
 from tests.upstream.signal_daemon import SignalDaemon
 
+# The scripted model's pace for ``[slow]`` questions: an answer of ``[long]`` runs some
+# 19 s, so a fault, a write of the runs (every 10 s) or a restart lands inside it.
+SLOW_TOKEN_S = "0.1"
+# Every client's run at once (langgraph dev runs one at a time unless told).
+JOBS = ("--n-jobs-per-worker", "10")
 # A CLI's start (upstream's imports, its local agent) takes 5-10 s of CPU alone; several
 # at once on two loaded cores, and an outage of 20 s, stay well inside this.
 CLI_TIMEOUT = 240.0

@@ -12,7 +12,7 @@ with the line, two questions on its one thread, the second through the outage.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +21,8 @@ import pytest
 from tests.support.proxy import Fault, FaultProxy
 from tests.upstream.env import require_upstream_env
 from tests.upstream.gateway import (
+    JOBS,
+    SLOW_TOKEN_S,
     Shot,
     bare_tree,
     final_answer,
@@ -29,10 +31,10 @@ from tests.upstream.gateway import (
     single_shot,
     thread_asked,
 )
-from tests.upstream.server import UpstreamServer
+from tests.upstream.server import UpstreamServer, upstream_server
 from tests.upstream.signal_daemon import SignalDaemon
 
-# An answer of some 950 characters (~19 s: conftest.SLOW_TOKEN_S), cut once this much
+# An answer of some 950 characters (~19 s: gateway.SLOW_TOKEN_S), cut once this much
 # shows (the table cut at 144 of 942).
 QUESTION = "[slow] [long] {}"
 MID_ANSWER = 144
@@ -100,8 +102,11 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def server(launched_server: UpstreamServer) -> UpstreamServer:
-    return launched_server
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UpstreamServer]:
+    root = tmp_path_factory.mktemp("gateway")
+    env = require_upstream_env()
+    with upstream_server(env, root, args=JOBS, SCRIPTED_SLOW_DELAY=SLOW_TOKEN_S) as started:
+        yield started
 
 
 async def _single_shot(server: UpstreamServer, bare: Path, case: Case) -> Outcome:

@@ -15,22 +15,35 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Iterator
 
 import pytest
 
 from tests.support.proxy import Fault, FaultProxy
 from tests.support.servers import runs_written
 from tests.upstream.env import require_upstream_env
-from tests.upstream.gateway import Shot, bare_tree, final_answer, runs_of, single_shot, thread_asked
-from tests.upstream.server import UpstreamServer
+from tests.upstream.gateway import (
+    JOBS,
+    SLOW_TOKEN_S,
+    Shot,
+    bare_tree,
+    final_answer,
+    runs_of,
+    single_shot,
+    thread_asked,
+)
+from tests.upstream.server import UpstreamServer, upstream_server
 
 QUESTION = "[slow] [long] restart, {}, {}"
 MID_ANSWER = 144
 
 
 @pytest.fixture(scope="module")
-def server(launched_server: UpstreamServer) -> UpstreamServer:
-    return launched_server
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UpstreamServer]:
+    root = tmp_path_factory.mktemp("gateway-restart")
+    env = require_upstream_env()
+    with upstream_server(env, root, args=JOBS, SCRIPTED_SLOW_DELAY=SLOW_TOKEN_S) as started:
+        yield started
 
 
 async def _both_through_a_restart(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import closing
 
 import httpx
@@ -34,7 +34,7 @@ from tests.upstream.implied import (
     implied_answer,
     route_and_state,
 )
-from tests.upstream.server import ADOPTED, UpstreamServer, imported_from
+from tests.upstream.server import ADOPTED, UpstreamServer, imported_from, upstream_server
 from tests.upstream.site.scripted_model import answer_for, reasoning_for
 
 pytestmark = pytest.mark.e2e
@@ -47,8 +47,11 @@ AGENT_NAMES_SQL = (
 
 
 @pytest.fixture(scope="module")
-def server(launched_server: UpstreamServer) -> UpstreamServer:
-    return launched_server
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UpstreamServer]:
+    env = require_upstream_env()
+    root = tmp_path_factory.mktemp("upstream")
+    with upstream_server(env, root, launcher=True, SCRIPTED_SLOW_DELAY="0.05") as started:
+        yield started
 
 
 @pytest.fixture
