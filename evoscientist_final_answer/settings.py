@@ -122,7 +122,7 @@ GC_TUNING_OFF = ("0", "false", "no", "off")
 
 def gc_tuning() -> bool:
     """``$EVOSCIENTIST_GC_TUNING`` (default on): tune the server's garbage collector
-    (``evoscientist_final_answer.http.longpoll.collector``)."""
+    (``evoscientist_final_answer.http.gc_tuning``)."""
     raw = os.environ.get("EVOSCIENTIST_GC_TUNING", "").strip().lower()
     if not raw or raw in GC_TUNING_ON:
         return True

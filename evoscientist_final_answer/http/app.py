@@ -1,14 +1,7 @@
-"""The complete app, for a ``langgraph.json`` without an app of its own:
-``"http": {"app": "evoscientist_final_answer.http.app:app"}``.
-
-Also runs on its own: ``uvicorn evoscientist_final_answer.http.app:app`` serves the store
-the environment names (``sessions.db``, or ``EVOSCIENTIST_DATABASE_URI``; set
-``EVOSCIENTIST_LANGGRAPH_URL`` to add the API fallback).
-
-The routes are ``final_answer_routes()``'s, as a host app takes them; what only an app
-of our own can add is here: the start-up check of the settings (``startup``), the front
-door that answers held requests in one pass (``front_door``, ``delivery``), the
-collector settings once the server has started (``collector``), and closing the service.
+"""The complete app, for a ``langgraph.json`` without an app of its own
+(``"http": {"app": "evoscientist_final_answer.http.app:app"}``), or on its own under uvicorn.
+It adds to ``final_answer_routes()`` what only an app of our own can: the start-up
+settings check, the front door, garbage-collector tuning, and closing the service.
 """
 
 from __future__ import annotations
@@ -20,7 +13,7 @@ from contextlib import asynccontextmanager
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
-from evoscientist_final_answer.http.longpoll.collector import tune_collector
+from evoscientist_final_answer.http.gc_tuning import tune_collector
 from evoscientist_final_answer.http.longpoll.front_door import FrontDoor
 from evoscientist_final_answer.http.loop_services import ServiceFactory
 from evoscientist_final_answer.http.routes import FinalAnswerRoute, final_answer_routes
@@ -41,7 +34,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        if inside_langgraph_server():  # the server has started: see longpoll/collector.py
+        if inside_langgraph_server():  # the server has started: see gc_tuning.py
             frozen = tune_collector()
             logger.debug("collector tuned; %d objects of the started heap frozen", frozen)
         yield

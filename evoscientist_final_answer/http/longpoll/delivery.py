@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evoscientist_final_answer.answer.result import FinalAnswer
-from evoscientist_final_answer.http.longpoll.collector import collector_paused
+from evoscientist_final_answer.http.gc_tuning import collector_paused
 
 logger = logging.getLogger(__name__)
 

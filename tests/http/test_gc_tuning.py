@@ -1,4 +1,4 @@
-"""The collector settings the server starts with (``langgraph_dev/collector.py``)."""
+"""The garbage-collector settings the server starts with (``http/gc_tuning.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evoscientist_final_answer.http.longpoll.collector import (
+from evoscientist_final_answer.http.gc_tuning import (
     SERVER_THRESHOLDS,
     collector_paused,
     tune_collector,
