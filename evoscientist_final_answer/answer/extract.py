@@ -1,11 +1,4 @@
-"""Find the latest turn's answer in a message list and split it from its reasoning.
-
-Text comes from ``langchain_core``'s own ``message.text`` (which joins text blocks and
-skips every non-text block: LC v1 ``reasoning``, Anthropic ``thinking`` and
-``redacted_thinking``, OpenAI reasoning summaries). What ``.text`` cannot know about
-is reasoning inlined into the text itself as a leading ``<think>…</think>``; that is
-stripped here.
-"""
+"""Find the latest turn's answer in a message list and split it from its reasoning."""
 
 from __future__ import annotations
 
@@ -38,7 +31,11 @@ NO_ANSWER = Answer(content="", reasoning="", message_id=None)
 
 
 def split_think(text: str) -> tuple[str, str]:
-    """Split a leading inline ``<think>…</think>`` off ``text``: ``(answer, reasoning)``."""
+    """Split a leading inline ``<think>…</think>`` off ``text``: ``(answer, reasoning)``.
+
+    ``langchain_core``'s ``message.text`` already skips every non-text block (LC v1
+    ``reasoning``, Anthropic ``thinking``, OpenAI reasoning summaries); reasoning inlined
+    into the text itself is the one kind it cannot know about."""
     match = _LEADING_THINK.match(text)
     if match is None:
         return text, ""

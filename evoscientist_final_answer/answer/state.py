@@ -1,8 +1,5 @@
-"""The same answer from a thread state in the langgraph API's JSON shape.
-
-Used by the route's SDK fallback and by the client's F2a path (``GET
-/threads/{id}/state`` on a server without the route): one function, so both agree with
-the direct checkpoint read.
+"""The same answer from a thread state in the langgraph API's JSON shape: one function for
+the route's API fallback and the client's F2a path, so both agree with the checkpoint read.
 """
 
 from __future__ import annotations

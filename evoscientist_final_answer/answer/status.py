@@ -1,10 +1,4 @@
-"""Where a run stands, from its newest root checkpoint and, inside the server, the thread.
-
-langgraph ≥ 1.0 keeps a pending node ``X`` as a ``branch:to:X`` value in
-``channel_values`` (graph input waits in ``__start__``, ``Send`` packets in
-``__pregel_tasks``, and a node behind ``add_edge([a, b], X)`` waits on a full
-``join:a+b:X`` barrier), so ``next`` is known from the checkpoint alone, with no graph.
-"""
+"""Where a run stands, from its newest root checkpoint and, inside the server, the thread."""
 
 from __future__ import annotations
 
@@ -83,7 +77,12 @@ def _released_by_join(name: str, value: Any) -> str | None:
 
 
 def next_nodes(channel_values: Mapping[str, Any]) -> tuple[str, ...]:
-    """The nodes a checkpoint has yet to run."""
+    """The nodes a checkpoint has yet to run, from the checkpoint alone, with no graph.
+
+    langgraph ≥ 1.0 keeps a pending node ``X`` as a ``branch:to:X`` value in
+    ``channel_values``; graph input waits in ``__start__``, ``Send`` packets in
+    ``__pregel_tasks``, and a node behind ``add_edge([a, b], X)`` on a full
+    ``join:a+b:X`` barrier."""
     pending: list[str] = []
     for name, value in channel_values.items():
         if name.startswith(BRANCH_PREFIX):
