@@ -1,23 +1,6 @@
-"""The route's service, carried by the route itself, one per event loop.
-
-Inside a host app, ``request.app`` is the host's app: a service kept in its
-``app.state`` is not ours to keep. And no lifespan of ours runs there, so the service
-cannot be made at start-up: it is made by the first request, on the loop that serves
-it (langgraph dev imports the route before its server, and the in-process API
-transport, exist). One per loop, because a service's long-polls, pools and
-connections belong to the loop that made them (a test client runs its own).
-
-No host tells the route that it stops, so what the service opens (aiosqlite's worker
-thread, a PostgreSQL pool, an API client) is closed when the loop that opened it ends:
-``asyncio.run`` (uvicorn, hypercorn, langgraph dev, a user's test) cancels every task
-still pending when its main coroutine returns, and a task of ours waits for exactly
-that. Without it a host without a lifespan never exits: aiosqlite's thread is not a
-daemon, and the interpreter waits for it forever. Routes collected while their loop
-runs on (an app built per test on a suite's one loop) close their service then.
-
-The settings are checked by the first request too, in any host (``settings.validate``):
-a value that cannot be used answers every route request with ``misconfigured``, naming
-the variable, and is logged once.
+"""The route's service, carried by the route itself, one per event loop: inside a host app
+no ``app.state`` or lifespan is ours, and a service's long-polls, pools and connections
+belong to the loop that made them.
 """
 
 from __future__ import annotations
@@ -92,6 +75,19 @@ def _close_dropped(closers: weakref.WeakKeyDictionary[Loop, Closer]) -> None:
 
 
 class LoopServices:
+    """Each loop's service, made by the first request on it (``langgraph dev`` imports the
+    route before its server, and the in-process API transport, exist).
+
+    No host tells the route that it stops, so what a service opens (aiosqlite's worker
+    thread, a PostgreSQL pool, an API client) is closed when the loop that opened it ends
+    (``Closer``): ``asyncio.run`` cancels every task still pending when its main coroutine
+    returns. Without it a host without a lifespan never exits: aiosqlite's thread is not a
+    daemon. Routes collected while their loop runs on close their service then.
+
+    The first request also checks the settings (``settings.validate``): a value that cannot
+    be used answers every route request with ``misconfigured``, naming the variable, and is
+    logged once."""
+
     def __init__(
         self,
         factory: ServiceFactory | None = None,

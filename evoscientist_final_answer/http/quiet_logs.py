@@ -1,12 +1,6 @@
-"""Normal outcomes of the route log nothing above DEBUG inside ``langgraph dev``
-(200, 304, 404, 422, and 499 for a held request whose client left).
-
-Two sources would otherwise write a line per request, which anyone could use to flood
-the log: the server's access log, which logs every 4xx as a WARNING (a 404 for an
-unknown thread, a 422 for a bad parameter are the route's normal answers), and
-``httpx``, which logs each in-process API call the route makes at INFO. Filters on
-those two loggers drop exactly those lines; anything else (a 5xx, the server's own
-calls) is logged as before.
+"""Normal outcomes of the route log nothing above DEBUG inside ``langgraph dev`` (200, 304,
+404, 422, and 499 for a held request whose client left), so nobody can flood the log
+through the route.
 """
 
 from __future__ import annotations
@@ -50,7 +44,12 @@ _FILTERS = {ACCESS_LOGGER: _QuietRouteOutcomes(), HTTPX_LOGGER: _QuietOurCalls()
 
 
 def install() -> None:
-    """Idempotent: each filter is added once to its logger."""
+    """Idempotent: each filter is added once to its logger.
+
+    Two loggers would otherwise write a line per request: the server's access log, which
+    logs every 4xx as a WARNING (a 404 or 422 is a normal answer of the route), and
+    ``httpx``, which logs each in-process API call the route makes at INFO. Anything else
+    (a 5xx, the server's own calls) is logged as usual."""
     for name, log_filter in _FILTERS.items():
         logger = logging.getLogger(name)
         if log_filter not in logger.filters:

@@ -1,15 +1,5 @@
-"""Refuse to start on a setting that cannot be used, with one line naming it.
-
-A mistyped setting (``EVOSCIENTIST_RUN_SILENCE_SECONDS=30s``) used to surface only when
-a request read it: every route request a plain-text 500 with a traceback while ``/ok``
-stayed 200. The settings are read once when the server starts instead.
-
-This is middleware so that it sees the ASGI ``lifespan`` start-up first, standalone
-and inside ``langgraph dev`` alike (which puts an app's own middleware outermost, in
-front of its own start-up: the checkpointer, the graphs). A failed start-up is
-reported the ASGI way, ``lifespan.startup.failed`` with the message: uvicorn logs that
-one line and exits non-zero. Raising instead would have Starlette send the whole
-traceback as the message.
+"""Refuse to start on a setting that cannot be used, with one line naming it, instead of
+answering every route request with a 500 while ``/ok`` stays 200.
 """
 
 from __future__ import annotations
@@ -22,6 +12,12 @@ from evoscientist_final_answer import settings
 
 
 class SettingsCheck:
+    """Middleware, so that it sees the ASGI ``lifespan`` start-up first, standalone and inside
+    ``langgraph dev`` alike (which puts an app's own middleware outermost, in front of its
+    own start-up). A failed start-up is reported the ASGI way, ``lifespan.startup.failed``
+    with the message: uvicorn logs that one line and exits non-zero. Raising instead would
+    have Starlette send the whole traceback as the message."""
+
     def __init__(self, app: ASGIApp, validate: Callable[[], None] | None = None) -> None:
         self.app = app
         self.validate = validate or settings.validate

@@ -1,23 +1,5 @@
-"""Held requests answered by their poll, in one pass, the moment it publishes.
-
-A thousand requests held on one thread all wake when its poll publishes the final
-answer. Left to themselves, each resumes its own task and needs several scheduling
-rounds to build and send its response, then the host's cleanup after it, so the event
-loop moves them forward in lockstep and the first leaves about when the last does. A
-request that the route can answer from elsewhere (``held_response``: through the front
-door, or through the ``send`` its host gave the route) is *parked* instead: it hands
-the poll its ``HeldResponse``, and the poll, on publishing an answer the request
-accepts, sends every such response itself, all at once, before any request's own task
-runs again. One answer is rendered once for all the requests that asked for the same
-representation.
-
-Each response is sent in the context of the request it answers (``Parked.context``),
-as if that request's task sent it: the host's middleware that reads a context variable
-in its ``send`` (a request id, a tracing span, the caller's identity) sees the values
-of that request, not those of the poll or of whichever request started it.
-
-A parked request that its poll did not answer (its wait ran out, or the outcome is an
-error) leaves the parking and answers for itself, as every request did before.
+"""Held requests answered by their poll, in one pass, the moment it publishes: a thousand
+requests woken one by one would leave in lockstep, the first about when the last does.
 """
 
 from __future__ import annotations
@@ -63,7 +45,15 @@ class Parked:
 
 
 class Parking:
-    """The parked requests of one poll, in arrival order."""
+    """The parked requests of one poll, in arrival order.
+
+    A request the route can answer from elsewhere (``held_response``) parks here with its
+    ``HeldResponse``; the poll, on publishing an answer the request accepts, sends every
+    such response itself, all at once, before any request's own task runs again, with one
+    answer rendered once per representation. Each response is sent in the context of the
+    request it answers (``Parked.context``), so host middleware reading a context variable
+    in its ``send`` sees that request's values. A parked request its poll did not answer
+    (its wait ran out, or the outcome is an error) leaves and answers for itself."""
 
     def __init__(self) -> None:
         self._parked: dict[Parked, None] = {}

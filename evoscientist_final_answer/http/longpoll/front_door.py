@@ -1,28 +1,6 @@
 """Inside ``langgraph dev``, the route's GET and HEAD requests skip the server's own
-middleware when every piece of it is known to do nothing for them.
-
-``langgraph dev`` puts an app's own middleware outermost, before its global stack:
-private-network preflights (a ``BaseHTTPMiddleware``: a task group and two memory
-streams per request), CORS, the access log and request ids. For this route that stack
-costs more than the route itself: about 1.8 ms of CPU per request on the way in and
-0.5 ms on the way out, all of it on the event loop the server's runs execute on. A
-thousand held long-polls woken by one commit then leave one scheduling round after
-another, in lockstep, half a second late, and their arrival slows the run they wait on.
-
-So this middleware answers the route itself, through the server's own CORS middleware
-with the server's own settings (a browser on another origin sees the same headers),
-and passes everything else on untouched. It steps aside — every request then takes
-the usual path — wherever skipping could change an answer:
-
-- outside ``langgraph dev`` (the standalone app has no other middleware);
-- when langgraph's auth runs on custom routes (``http.enable_custom_route_auth``) or
-  before custom middleware (``http.middleware_order: auth_first``): the caller's
-  identity comes from that middleware;
-- under a ``mount_prefix``, or when the server's global stack holds any middleware not
-  in ``TRANSPARENT`` (a JS app's proxy, a newer server's additions).
-
-The access log does not see these requests; it logged none of their normal outcomes
-anyway (``quiet_logs``), and the route logs its own failures.
+middleware when every piece of it is known to do nothing for them: that stack costs more
+than the route itself, on the event loop the server's runs execute on.
 """
 
 from __future__ import annotations
@@ -58,6 +36,21 @@ FRONT_DOOR_METHODS = frozenset({"GET", "HEAD"})
 
 
 class FrontDoor:
+    """Answers the route itself, through the server's own CORS middleware with the server's
+    own settings (a browser on another origin sees the same headers), and passes everything
+    else on untouched. It steps aside (every request takes the usual path) wherever
+    skipping could change an answer:
+
+    - outside ``langgraph dev`` (the standalone app has no other middleware);
+    - when langgraph's auth runs on custom routes (``http.enable_custom_route_auth``) or
+      before custom middleware (``http.middleware_order: auth_first``): the caller's
+      identity comes from that middleware;
+    - under a ``mount_prefix``, or when the server's global stack holds any middleware not
+      in ``TRANSPARENT`` (a JS app's proxy, a newer server's additions).
+
+    The access log does not see these requests; it logs none of their normal outcomes
+    anyway (``quiet_logs``), and the route logs its own failures."""
+
     def __init__(self, app: ASGIApp, route: Route) -> None:
         self.app = app
         self.route = route

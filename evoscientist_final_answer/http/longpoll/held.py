@@ -1,12 +1,5 @@
-"""A cap on the requests held at once (``wait=`` long-polls), issue 20 §5.
-
-Each held request keeps its socket open. Near the process's open-file limit, held
-polls starved the whole server: new connections were closed unanswered, ``/ok`` and
-run creation failed, and the in-memory runtime's persistence flush hit ``EMFILE``.
-Past the cap (``EVOSCIENTIST_MAX_HELD_REQUESTS``, default half the soft
-``RLIMIT_NOFILE``) a long-poll is answered at once with the current answer, as a
-request without ``wait`` is: its socket is given back at once, and the recovery
-clients, seeing a poll come back early, wait before they ask again.
+"""A cap on the requests held at once (``wait=`` long-polls): each keeps its socket open,
+and near the process's open-file limit held polls would starve the whole server.
 """
 
 from __future__ import annotations
@@ -25,6 +18,11 @@ WARNING_SECONDS = 60.0
 
 
 class HeldRequests:
+    """Counts held requests against the cap (``EVOSCIENTIST_MAX_HELD_REQUESTS``, default half
+    the soft ``RLIMIT_NOFILE``). Past it a long-poll is answered at once with the current
+    answer, as a request without ``wait`` is: its socket is given back, and the recovery
+    clients, seeing a poll come back early, wait before they ask again."""
+
     def __init__(self, limit: int | None = None) -> None:
         self.limit = settings.max_held_requests() if limit is None else limit
         self.count = 0

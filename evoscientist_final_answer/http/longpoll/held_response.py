@@ -1,26 +1,6 @@
-"""How a held request lets its poll send its response (``delivery``).
-
-A poll that publishes the final answer sends the response of every request parked on
-it, in one pass, instead of waking a thousand tasks that would each build and send
-their own. Each request gives its poll a ``HeldResponse``: the response is rendered
-once per representation, validator and origin for all of them, and written through
-the request's own way out (``WayOut``, in its scope under ``WAY_OUT``):
-
-- through the front door (``front_door``, our complete app inside ``langgraph dev``):
-  straight to the socket, with the CORS headers added once for every request that
-  shares them;
-- otherwise through the ``send`` the host handed the route (``FinalAnswerRoute``), so
-  the host's own middleware (CORS, access log, a boundary of its own) sees each
-  response as it sees every other.
-
-Whichever way, every request sends messages of its own: a copy of the rendered ones
-(the dicts and their header lists; the bytes are shared). Middleware may write into a
-message it is given (GZip puts its compressed body and trailer there, CORS its
-headers), and a message shared with another response would carry those writes into it.
-Each response goes out in the context of the request it answers (``delivery``).
-
-Only the messages go out from the poll; the request's task, woken after the whole
-pass, finishes what the host does after a response (its logs, its cleanup).
+"""How a held request lets its poll send its response (``delivery``): rendered once per
+representation, validator and origin for all of them, and written through the request's
+own way out (``WayOut``), so no thousand tasks each build and send their own.
 """
 
 from __future__ import annotations
@@ -66,7 +46,15 @@ class WayOut:
 
 class HeldResponse:
     """A held request's response, for its poll to send (``delivery.Respond``);
-    ``sent`` once the poll has."""
+    ``sent`` once the poll has.
+
+    Through the front door it goes straight to the socket; otherwise through the ``send``
+    the host handed the route, so the host's own middleware sees it as it sees every other
+    response. Either way each request sends messages of its own (``_own``: a copy of the
+    rendered dicts and header lists, the bytes shared), since middleware may write into a
+    message it is given (GZip its body, CORS its headers). Only the messages go out from
+    the poll; the request's task, woken after the whole pass, finishes what the host does
+    after a response."""
 
     def __init__(
         self,

@@ -1,16 +1,5 @@
-"""Long-polls (``wait=``) that share their work.
-
-All requests waiting on one thread (same ``run_id``, same caller) share one poll: a
-task that reads the answer, publishes it, and sleeps until something may have changed;
-each request only judges what is published (complete? changed from its ETag?) and
-otherwise stays parked on a future. What wakes a poll is shared too: the reader's
-``ThreadWatch`` checks every waited-on thread's head in one query per change of the
-store (``wait_for_change``), and inside the server the server view's status watch
-reads every waited-on thread's status at once (``server.status_watch``). The
-poll stops as soon as its last request goes (time up, or its client gone). A request
-whose time is up answers from a read begun then (one read for all whose time ran out
-before it began), never from what was published when it last woke: a change that no
-watch reports (a run silent past its bound) is still seen.
+"""Long-polls (``wait=``) that share their work: all requests waiting on one thread (same
+``run_id``, same caller) share one poll, and what wakes polls is shared too.
 """
 
 from __future__ import annotations
@@ -81,6 +70,16 @@ class _Poll:
 
 
 class LongPolls:
+    """Each thread's poll is a task that reads the answer, publishes it, and sleeps until
+    something may have changed; each request only judges what is published (complete?
+    changed from its ETag?) and otherwise stays parked on a future. The reader's
+    ``ThreadWatch`` checks every waited-on thread's head in one query per change of the
+    store (``wait_for_change``), and inside the server the status watch reads every
+    waited-on thread's status at once (``server.status_watch``). A poll stops as soon as
+    its last request goes. A request whose time is up answers from a read begun then (one
+    read for all whose time ran out before it), never from what was last published, so a
+    change no watch reports (a run silent past its bound) is still seen."""
+
     def __init__(
         self,
         read: ReadWithLag,
