@@ -1,23 +1,6 @@
-"""A deleted run stays deleted: its later puts are dropped, and the deletion waits for
-the puts of it already on their way.
-
-langgraph-api does not wait for a cancelled run to stop before deleting its
-checkpoints. A running run that nobody streams is deleted in the rollback request
-itself (``Runs.cancel`` deletes it while it only sends the run its cancel), and the new
-run may start as soon as that deletion returns; the cancelled run goes on writing until
-the cancel lands, and its pending puts land after that (langgraph awaits them when the
-run stops). Those rows would be orphans newer than anything else in the thread: the
-new run would take one as the thread's latest checkpoint and carry the cancelled turn
-on. langgraph-api deletes the run again once its worker has stopped, but by then the
-new run may have built on them.
-
-So ``adelete_for_runs`` first marks the runs deleted (from then on each of their puts
-and writes is dropped, as if it had been written and deleted), then waits for the puts
-of them that had already started (bounded: ``DRAIN_SECONDS``), then deletes what is
-stored. When it returns, nothing of the runs is stored and nothing of them will be:
-the deletion is final whether the runs have stopped or not. Marking is per saver (per
-server process); the runs langgraph-api rolls back run in the process that deletes
-them. A run is marked only when it is deleted, so no other run's write is touched.
+"""A deleted run stays deleted: its later puts are dropped, and the deletion waits for the
+puts of it already on their way, so a rollback's deletion is final while the run still
+winds down.
 """
 
 from __future__ import annotations
@@ -119,7 +102,17 @@ class DeletedRuns:
 
 class DropsDeletedRuns:
     """Mixin for a checkpoint saver (first in the bases, before the saver's class):
-    puts and writes of a run it deleted are dropped (see the module docstring)."""
+    puts and writes of a run it deleted are dropped.
+
+    langgraph-api does not wait for a cancelled run to stop before deleting its
+    checkpoints (``Runs.cancel`` deletes a run nobody streams while only sending it its
+    cancel), and the cancelled run's pending puts land afterwards: orphans newer than
+    anything else in the thread, which the next run would take as the thread's latest.
+    So ``adelete_for_runs`` first marks the runs deleted (from then on their puts and writes
+    are dropped), then waits for their puts already started (bounded: ``DRAIN_SECONDS``),
+    then deletes what is stored. Marking is per saver (per server process): the runs
+    langgraph-api rolls back run in the process that deletes them, and a run is marked only
+    when it is deleted, so no other run's write is touched."""
 
     @property
     def deleted_runs(self) -> DeletedRuns:

@@ -1,20 +1,5 @@
-"""What ``aprune(strategy="keep_latest")`` keeps: pure logic over a thread's rows.
-
-langgraph's ``keep_latest`` keeps the latest checkpoint of each namespace. A
-``DeltaChannel`` stores no value at most checkpoints: its value is rebuilt by walking
-the parent chain back to the nearest ancestor holding a value (a ``_DeltaSnapshot``)
-and replaying the writes saved on the way (``BaseCheckpointSaver.
-aget_delta_channel_history``). So for each channel the head must rebuild, the kept
-chain runs from the head back to that ancestor, with the writes of every checkpoint on
-it: exactly what the walk reads, and nothing older.
-
-Two more rows are kept only where a thread needs them: the parent of a checkpoint older
-than format v4 when that parent holds the pending sends the checkpoint loads (langgraph's
-PostgreSQL saver moves them over on read), and, while the head's run is unfinished
-(``next`` pending), the newest checkpoint of the run before it, so a rollback of the
-unfinished run (``adelete_for_runs``) leaves the thread its previous turn. A row whose
-metadata the store cannot parse is never deleted; its namespace is kept whole when the
-walk would have to read it.
+"""What ``aprune(strategy="keep_latest")`` keeps: pure logic over a thread's rows, keeping
+what each ``DeltaChannel`` value of the head is rebuilt from.
 """
 
 from __future__ import annotations
@@ -139,6 +124,17 @@ def previous_run_head(rows: Sequence[Row], head: CheckpointTuple) -> str | None:
 
 async def keep_latest(rows: Sequence[Row], load: Loader) -> dict[str, set[str]]:
     """Per namespace, the checkpoint IDs ``keep_latest`` keeps.
+
+    langgraph's ``keep_latest`` keeps the latest checkpoint of each namespace, but a
+    ``DeltaChannel`` value is rebuilt by walking the parent chain back to the nearest
+    ``_DeltaSnapshot`` and replaying the writes on the way
+    (``aget_delta_channel_history``). So for each channel the head must rebuild, the chain
+    from the head back to that ancestor is kept, with the writes of every checkpoint on it.
+    Also kept where a thread needs them: the parent of a pre-v4 checkpoint holding the
+    pending sends it loads, and, while the head's run is unfinished, the newest checkpoint
+    of the run before it, so a rollback leaves the thread its previous turn. A row whose
+    metadata cannot be parsed is never deleted; its namespace is kept whole when the walk
+    would have to read it.
 
     A subgraph call's namespace (its task ID after a ":") goes whole with the root
     checkpoint the call started from, once that one is saved and not kept; a

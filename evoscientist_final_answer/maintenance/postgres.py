@@ -1,16 +1,5 @@
-"""``AsyncPostgresSaver`` with the store maintenance langgraph-api asks for.
-
-langgraph's own ``aprune`` deletes whole threads, and refuses ``keep_latest`` on a
-thread that uses a ``DeltaChannel`` (as the agent's messages do); ours keeps what the
-channel is rebuilt from (see ``plan``). Each thread's deletion is one transaction; a
-blob goes only when no checkpoint left in its namespace references it.
-
-A rollback finds its run's rows by an index on the run id (``RUN_INDEX_SQL``), created
-by the server's setup under its advisory lock (``EvoScientist.checkpointer``) or by
-``setup()``; a surviving checkpoint after them is re-parented and keeps its values
-(see ``rollback``), a run deleted stays deleted (``gate``), and is marked deleted in a
-table of ours for every server's route (``store.deleted_runs``; created by the first
-deletion, so the servers' user needs the right to create it only then).
+"""``AsyncPostgresSaver`` with the store maintenance langgraph-api asks for: langgraph's own
+``aprune`` deletes whole threads and refuses ``keep_latest`` on a ``DeltaChannel`` thread.
 """
 
 from __future__ import annotations
@@ -157,7 +146,15 @@ async def ensure_run_index(conn: Any) -> None:
 
 class MaintainedPostgresSaver(DropsDeletedRuns, AsyncPostgresSaver):
     """``AsyncPostgresSaver`` with the maintenance; a deleted run's later puts and
-    writes are dropped (``gate``)."""
+    writes are dropped (``gate``).
+
+    Each thread's deletion is one transaction; a blob goes only when no checkpoint left in
+    its namespace references it. A rollback finds its run's rows by an index on the run id
+    (``RUN_INDEX_SQL``), created by the server's setup under its advisory lock or by
+    ``setup()``; a surviving checkpoint after them is re-parented (``rollback``), and the
+    runs are marked deleted in a table of ours for every server's route
+    (``store.deleted_runs``, created by the first deletion, so the servers' user needs the
+    right to create it only then)."""
 
     # The delta channels a deletion in the middle of a thread re-materialises.
     delta_reducers: Mapping[str, Reducer] = DELTA_REDUCERS

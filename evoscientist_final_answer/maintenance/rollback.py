@@ -1,20 +1,5 @@
-"""``adelete_for_runs`` without losing what the surviving checkpoints decode to.
-
-A run's checkpoints sit inside a parent chain. Deleting the newest run's (a rollback)
-leaves the chain whole. Deleting an older run's cuts it: the first surviving checkpoint
-after the gap named a deleted parent, and its ``DeltaChannel`` values were rebuilt from
-the deleted checkpoints' writes. So that checkpoint is re-parented to the nearest
-surviving ancestor, and each delta channel it rebuilds is re-materialised first: the
-value langgraph's own walk gives it (``aget_delta_channel_history``, replayed by the
-channel's ``DeltaChannel``) is stored there as a ``_DeltaSnapshot``, as langgraph's own
-snapshots are. Its descendants stop their walk at that snapshot, so every surviving
-checkpoint decodes as before.
-
-Rebuilding needs the channel's reducer, which lives in the graph, not the store: the
-savers know the agent's (``DELTA_REDUCERS``, as the route does). A deletion that would
-need another, or a checkpoint after the gap that cannot be read, is refused for that
-thread (nothing of it deleted, a ``MaintenanceRefused`` naming it) rather than left to
-rebuild short.
+"""``adelete_for_runs`` without losing what the surviving checkpoints decode to, when an
+older run's deletion cuts the parent chain of the checkpoints after it.
 """
 
 from __future__ import annotations
@@ -63,6 +48,15 @@ class Reparent:
 
 @dataclass(frozen=True)
 class RollbackPlan:
+    """One thread's deletion. The first surviving checkpoint after the gap is re-parented to
+    the nearest surviving ancestor, and each delta channel it rebuilds from the deleted
+    checkpoints' writes is re-materialised there first as a ``_DeltaSnapshot`` (the value
+    langgraph's own walk gives it), so every surviving checkpoint decodes as before.
+    Rebuilding needs the channel's reducer, which lives in the graph: the savers know the
+    agent's (``DELTA_REDUCERS``). A deletion that would need another, or whose checkpoint
+    after the gap cannot be read, is refused for that thread (``MaintenanceRefused``)
+    rather than left to rebuild short."""
+
     thread_id: str
     doomed: dict[str, list[str]]  # namespace -> checkpoint IDs to delete
     reparents: list[Reparent]

@@ -1,14 +1,5 @@
-"""``AsyncSqliteSaver`` with the store maintenance langgraph-api asks for.
-
-Every change runs in one transaction on the saver's own connection, under its lock,
-so it interleaves with a run's writes only between whole statements of theirs. ID
-lists go to SQLite as one JSON array (``json_each``): no limit on how many.
-
-A rollback finds its run's rows through an index on the run id that the saver's setup
-creates (the route never writes, so never creates it). Its expression, and every
-query's, reads the run id only from metadata that is JSON: one row of anything else
-must not make every rollback raise ``malformed JSON``. The runs a deletion deletes are
-marked in a table of ours first (``store.deleted_runs``), for every reader of the file.
+"""``AsyncSqliteSaver`` with the store maintenance langgraph-api asks for, each change one
+transaction on the saver's own connection, under its lock.
 """
 
 from __future__ import annotations
@@ -108,7 +99,13 @@ class SqliteMaintenance(DropsDeletedRuns):
     """The maintenance, as a mixin for any ``AsyncSqliteSaver`` subclass (a host's own
     saver, e.g. upstream EvoScientist's pruning one: docs/upstream-adoption.md). It goes
     first in the bases: its ``setup`` adds the run index after the saver's own, and its
-    ``aput``/``aput_writes`` drop a deleted run's (``gate``) before the saver's own run."""
+    ``aput``/``aput_writes`` drop a deleted run's (``gate``) before the saver's own run.
+
+    Changes interleave with a run's writes only between whole statements; ID lists go to
+    SQLite as one JSON array (``json_each``): no limit on how many. The run index's
+    expression, and every query's, reads the run id only from metadata that is JSON: one
+    row of anything else must not make every rollback raise ``malformed JSON``. The runs a
+    deletion deletes are marked first in a table of ours (``store.deleted_runs``)."""
 
     # The delta channels a deletion in the middle of a thread re-materialises.
     delta_reducers: Mapping[str, Reducer] = DELTA_REDUCERS
