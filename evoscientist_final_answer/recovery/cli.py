@@ -1,9 +1,5 @@
 """``evosci-answer`` / ``python -m evoscientist_final_answer.recovery``: ask, or show a
-thread's answer.
-
-Exit codes (``EXIT_CODES``, also in ``--help``): 0 the answer is complete; 1 the run
-failed; 2 bad command line; 3 still not complete when the wait ran out; 4 the thread or
-server could not be reached. Anything but 0 prints one line on stderr saying why.
+thread's answer; exit codes in ``EXIT_CODES`` (also in ``--help``).
 """
 
 from __future__ import annotations

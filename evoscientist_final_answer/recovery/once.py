@@ -1,21 +1,6 @@
-"""Exactly-once run submits: an httpx transport under ``langgraph_sdk``'s client.
-
-Who re-sends, in Python: nobody. ``langgraph_sdk.get_client`` builds its httpx client on
-``httpx.AsyncHTTPTransport(retries=5)``, and httpcore retries only ``ConnectError`` /
-``ConnectTimeout`` (``httpcore/_async/connection.py``), before a byte of the request is
-sent; the SDK's stream loop (``langgraph_sdk/_async/http.py``, ``astream``) re-GETs the
-``Location`` a response gave it and raises when the POST itself fails. So a cut before the
-response left ``stream_with_recovery`` with no run id, one lookup by request id and, when
-the run was not listed yet, "the server created no run" while the run went on; the
-caller's retry then made the second run.
-
-This transport is the JS package's ``exactlyOnceFetch`` (clients/js/src/core/once.js): a submit
-(``POST …/threads/{id}/runs/stream`` whose JSON body carries
-``metadata.recovery_request_id``) whose send fails on the network is looked up by its
-request id over a short window and joined (``GET …/runs/{run_id}/stream``, replayed from
-its first event when resumable); only when no run shows up is it posted again, with
-``multitask_strategy: "reject"``, and a 409 means the first POST's run appeared: it is
-joined. Every other request passes through.
+"""Exactly-once run submits: an httpx transport under ``langgraph_sdk``'s client, so a
+submit cut before its response joins the run it made instead of making a second.
+The JS package's ``exactlyOnceFetch`` (clients/js/src/core/once.js) does the same.
 """
 
 from __future__ import annotations
@@ -81,7 +66,19 @@ def submit_of(request: httpx.Request) -> _Submit | None:
 
 
 class ExactlyOnceTransport(httpx.AsyncBaseTransport):
-    """Wraps ``inner`` so that a run submit tagged with a request id makes one run."""
+    """Wraps ``inner`` so that a run submit tagged with a request id makes one run.
+
+    A submit (``POST …/threads/{id}/runs/stream`` whose JSON body carries
+    ``metadata.recovery_request_id``) whose send fails on the network is looked up by its
+    request id over a short window and joined (``GET …/runs/{run_id}/stream``, replayed
+    from its first event when resumable); only when no run shows up is it posted again,
+    with ``multitask_strategy: "reject"``, and a 409 means the first POST's run appeared:
+    it is joined. Every other request passes through.
+
+    Nobody else re-sends a submit whose send failed: httpcore retries only connection
+    errors before a byte is sent, and the SDK's stream loop re-GETs only the ``Location``
+    a response gave it, so without this a cut before the response left the caller with no
+    run id, and its retry made a second run."""
 
     def __init__(
         self,

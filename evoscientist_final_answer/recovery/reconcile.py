@@ -1,13 +1,6 @@
-"""F2, F3 and F2a: ask the server for the authoritative answer until the run settles.
-
-F2 asks ``GET /api/threads/{id}/final-answer`` for the streamed run; F3 repeats until
-``complete`` — long-polling with ``wait=`` where the server holds the request, else
-backing off 1 s, 2 s, 4 s, then every 5 s — up to a deadline. F2a, for servers without
-the route (a 404 whose body names neither ``thread_not_found`` nor ``run_not_found``), reads ``GET
-/threads/{id}/state`` and applies the server's own extraction (``answer_from_state``).
-
-Right after a cut, the first request can itself fail on a pooled connection the cut
-killed: transport errors and 503s here are retried, never fatal.
+"""F2, F3 and F2a: ask the server for the authoritative answer until the run settles: the
+route (long-polled where the server holds the request, else with backoff), or, on a
+server without it, the thread's state read with the server's own extraction.
 """
 
 from __future__ import annotations
@@ -59,7 +52,14 @@ def backoff(attempt: int) -> float:
 
 
 class Reconciler:
-    """Reads one run's final answer from a server, by the route or by raw state."""
+    """Reads one run's final answer from a server, by the route or by raw state.
+
+    F2 asks ``GET /api/threads/{id}/final-answer`` for the streamed run; F3 repeats until
+    ``complete`` (``wait=`` long-polls, else ``backoff``) up to a deadline. F2a, for
+    servers without the route (a 404 whose body names neither ``thread_not_found`` nor
+    ``run_not_found``), reads ``GET /threads/{id}/state`` (``answer_from_state``). Right
+    after a cut the first request can itself fail on a pooled connection the cut killed:
+    transport errors and 503s are retried, never fatal."""
 
     def __init__(self, http: httpx.AsyncClient, thread_id: str, run_id: str | None) -> None:
         self.http = http

@@ -1,10 +1,4 @@
-"""F1's bookkeeping: the answer text a stream has shown so far, and whether it ended well.
-
-langgraph-api 0.16.7 sends ``metadata`` first, then the requested modes (``messages``
-for ``messages-tuple``, ``values``, ``updates``…), ``error`` when the run fails — and
-no terminal event when it succeeds. So only ``end``/``error`` prove an ending; any
-other close is treated as a possible truncation and reconciled with the route.
-"""
+"""F1's bookkeeping: the answer text a stream has shown so far, and whether it ended well."""
 
 from __future__ import annotations
 
@@ -25,7 +19,11 @@ def _chunk(data: dict[str, Any]) -> AIMessageChunk:
 
 @dataclass
 class StreamText:
-    """Accumulates ``messages-tuple`` token chunks into the text a UI would show."""
+    """Accumulates ``messages-tuple`` token chunks into the text a UI would show.
+
+    langgraph-api sends ``error`` when a run fails but no terminal event when it succeeds,
+    so only ``end``/``error`` prove an ending; any other close is treated as a possible
+    truncation and reconciled with the route."""
 
     run_id: str | None = None
     terminal_event: str | None = None

@@ -1,7 +1,5 @@
 """A thread stream (langgraph_sdk's v2 ``client.threads.stream``) that follows its run to
-the run's end through cuts, outages and restarts, in one changed line::
-
-    stream = with_recovery(client).threads.stream(thread_id, assistant_id=...)
+the run's end through cuts, outages and restarts: ``with_recovery(client).threads.stream(…)``.
 """
 
 from evoscientist_final_answer.recovery.thread.stream import RecoveringThreadStream, with_recovery

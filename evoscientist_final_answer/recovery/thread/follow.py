@@ -1,12 +1,6 @@
-"""What one run's v2 thread stream has shown: its own events among the thread's, the
-text of each of its root messages, the cursor a re-opened stream resumes from, and
-whether the run's end was seen.
-
-A thread stream replays every run the server still holds for the thread, oldest first
-(langgraph-api 0.16.7 keeps them until it stops), so a stream opened for a new run
-shows the earlier runs first. Their events are told apart by the root lifecycle
-events, whose ids name their run (``synth:<run_id>:lc|…``); nothing is skipped unless
-such an id names another run.
+"""What one run's v2 thread stream has shown: its own events among the thread's, the text
+of each of its root messages, the cursor a re-opened stream resumes from, and whether
+the run's end was seen.
 """
 
 from __future__ import annotations
@@ -65,7 +59,12 @@ class Position:
 
 @dataclass
 class RunFollow:
-    """Feed it every event of the thread stream; it says which are the run's."""
+    """Feed it every event of the thread stream; it says which are the run's.
+
+    A thread stream replays every run the server still holds for the thread, oldest first,
+    so a stream opened for a new run shows the earlier runs first. Their events are told
+    apart by the root lifecycle events, whose ids name their run (``synth:<run_id>:lc|…``);
+    nothing is skipped unless such an id names another run."""
 
     run_id: str | None = None
     ended: str | None = None

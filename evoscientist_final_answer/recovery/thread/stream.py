@@ -1,15 +1,6 @@
 """A thread stream that follows its run to the run's end: langgraph_sdk's
 ``AsyncThreadStream`` (the v2 protocol), the same interface and events, through cut
 connections, outages and server restarts.
-
-The SDK re-opens a dropped stream about five times in two seconds; then ``subscribe()``
-just ends, as it does at the run's end. This stream tells the two apart by the run's
-root lifecycle event. Without it, it asks the final-answer route how the run stands
-(through an outage, for as long as ``give_up_after``): a run still going is followed on
-a re-opened stream from where the last one stopped, while the same server still holds
-its events; a run that ended, or one whose server no longer holds them, is finished
-from the route's answer, as the events the stream did not show. A run the server lost
-raises ``RunLost``; one that failed ends as the server ends a failed run.
 """
 
 from __future__ import annotations
@@ -49,7 +40,16 @@ OpenStream = Callable[[str], AsyncThreadStream]
 
 class RecoveringThreadStream:
     """Use as the SDK's stream: ``async with``, ``run.start``, ``subscribe``; what it
-    does not define is the SDK stream's (``interrupts``, ``run.respond``, …)."""
+    does not define is the SDK stream's (``interrupts``, ``run.respond``, …).
+
+    The SDK re-opens a dropped stream a few times, then ``subscribe()`` just ends, as it
+    does at the run's end; this stream tells the two apart by the run's root lifecycle
+    event. Without it, it asks the final-answer route how the run stands (through an outage,
+    for as long as ``give_up_after``): a run still going is followed on a re-opened stream
+    from where the last one stopped, while the same server still holds its events; a run
+    that ended, or whose server no longer holds them, is finished from the route's answer
+    (``tail``). A run the server lost raises ``RunLost``; one that failed ends as the
+    server ends a failed run."""
 
     def __init__(
         self,

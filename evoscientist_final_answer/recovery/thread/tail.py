@@ -1,7 +1,5 @@
-"""The events a thread stream did not show, made from the route's answer: the rest of the
-answer's text as ``messages`` events, its interrupts as ``input.requested``, then the
-root lifecycle event the server ends a run with, in the shapes the server sends them,
-so a consumer that builds its answer from the stream builds the whole of it.
+"""The events a thread stream did not show, made from the route's answer in the shapes the
+server sends them, so a consumer that builds its answer from the stream builds all of it.
 """
 
 from __future__ import annotations

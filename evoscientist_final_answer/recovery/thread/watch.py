@@ -1,6 +1,6 @@
-"""How one run stands, asked of the final-answer route (or, on a server without it, of
-the thread's state) through outages: a server that cannot be reached is asked again
-every half second, until it has been out of reach for ``give_up_after`` seconds."""
+"""How one run stands, asked of the final-answer route (or of the thread's state) through
+outages, until the server has been out of reach for ``give_up_after`` seconds.
+"""
 
 from __future__ import annotations
 
