@@ -1,8 +1,5 @@
-"""What every checkpointer-backed reader shares: pick the head, answer it once, cache.
-
-A poll that finds the same head (same newest checkpoint, same writes against it) as
-the last one gets the cached answer without reading a blob; the server's thread status
-is applied afterwards, so it never goes stale in the cache.
+"""What every checkpointer-backed reader shares: pick the head, answer it once, cache, so a
+poll that finds the same head reads no blob.
 """
 
 from __future__ import annotations
@@ -38,7 +35,11 @@ class Head:
 
 
 class CheckpointAnswerReader(ABC):
-    """Reads answers from a checkpointer's own tables (``source: "checkpointer"``)."""
+    """Reads answers from a checkpointer's own tables (``source: "checkpointer"``).
+
+    A poll that finds the same head (same newest checkpoint, same writes against it) as
+    the last one gets the cached answer; the server's thread status is applied afterwards,
+    so it never goes stale in the cache."""
 
     def __init__(self, agent_name: str | None) -> None:
         # Only rows this agent wrote (or that name none) answer; ``None``: every row.

@@ -1,10 +1,5 @@
-"""Whether a checkpoint may answer a request, from its metadata alone.
-
-The newest root checkpoint answers unless its metadata says otherwise: another agent
-wrote it (a thread shared by several agents), another run (a request for ``run_id``),
-or another user's run (an authenticated caller; langgraph-api records
-``langgraph_auth_user_id``). Metadata never changes once written, so readers keep these
-facts per checkpoint and a repeat poll reads no metadata at all.
+"""Whether a checkpoint may answer a request, from its metadata alone, kept per checkpoint
+since metadata never changes once written: a repeat poll reads no metadata at all.
 """
 
 from __future__ import annotations
@@ -17,7 +12,11 @@ from evoscientist_final_answer.store.api.reader import AUTH_USER_KEY
 
 @dataclass(frozen=True, slots=True)
 class CheckpointFacts:
-    """What decides whether a checkpoint may answer; metadata never changes once written."""
+    """What decides whether a checkpoint may answer; metadata never changes once written.
+
+    The newest root checkpoint answers unless its metadata says another agent wrote it (a
+    thread shared by several agents), another run (a request for ``run_id``), or another
+    user's run (an authenticated caller; langgraph-api records ``langgraph_auth_user_id``)."""
 
     agent_name: str | None
     run_id: str | None

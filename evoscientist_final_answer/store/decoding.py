@@ -1,29 +1,5 @@
-"""Decode a head the way every checkpointer reader does, and say what a failure means.
-
-Each backend decodes the answering checkpoint two ways, over a session of its own
-(SQLite's one connection, a connection of PostgreSQL's pool): the lazy decode first,
-the saver's own full decode for a shape the lazy path leaves to it
-(``lazy.Unexpected``).
-
-The lazy decode is one skeleton here (``decode_parts``): the backend only fetches the
-parts (``PartsSource``: the checkpoint's row with its channel values and the writes
-that decide the status, its messages value or, for a DeltaChannel checkpoint that
-stores none, the history below it; and what the decode later finds it needs), and
-one pure function makes the answer of them (``answer_from_parts``): nothing in it
-reads the store, and nothing of a backend reaches it but bytes and parsed values.
-
-What a failure tells a client must not depend on where the thread is stored, so it is
-decided here, once (``decode``):
-
-- the store could not be read (its connection lost, a lock, the server gone):
-  ``StoreUnavailable``, retryable. Which exceptions those are is the driver's
-  business: the backend says (``StoreFailure``), and its session turns them into
-  ``StoreUnavailable`` (a damaged ``sessions.db`` into ``StoreDamaged``);
-- the rows were read and this process cannot make an answer of them (a damaged blob,
-  an unknown or encrypted serializer, a checkpoint of another shape, a history pruned
-  before any snapshot): ``CheckpointUnreadable``, not retryable, since asking again
-  reads the same rows. A decoder may raise anything on bytes it does not expect, so
-  every other exception is this one.
+"""Decode a head the way every checkpointer reader does, and say what a failure means, in
+one place, so what a client is told never depends on where the thread is stored.
 """
 
 from __future__ import annotations
@@ -125,7 +101,12 @@ async def fetch_parts(source: PartsSource) -> CheckpointParts:
 
 async def decode_parts(thread_id: str, source: PartsSource) -> FinalAnswer:
     """The lazy decode, any backend: ``fetch_parts``, then ``answer_from_parts``,
-    fetching what it finds missing until it answers."""
+    fetching what it finds missing until it answers.
+
+    The backend only fetches the parts (``PartsSource``: the checkpoint's row with its
+    channel values and the writes that decide the status, its messages value or, for a
+    DeltaChannel checkpoint that stores none, the history below it); the answer is made of
+    them by a pure function that reads nothing of the store."""
     hook = lazy.ext_hook(source.serde)
     parts = await fetch_parts(source)
     while True:
@@ -144,8 +125,16 @@ async def decode(
     store_failure: StoreFailure,
 ) -> FinalAnswer:
     """The answer of ``checkpoint_id``: ``lazy_decode`` (when given), else or when it
-    hands over, ``full_decode``. A store failure is raised as it is, for the backend's
-    session to report; whatever else goes wrong is ``CheckpointUnreadable``."""
+    hands over (``lazy.Unexpected``), ``full_decode``, the saver's own.
+
+    - The store could not be read (its connection lost, a lock, the server gone): the
+      failure is raised as it is (the backend's ``StoreFailure`` says which exceptions
+      those are), for its session to report as ``StoreUnavailable``, retryable (a damaged
+      ``sessions.db``: ``StoreDamaged``).
+    - Anything else means the rows were read and this process cannot make an answer of
+      them (a damaged blob, an unknown or encrypted serializer, another shape, a history
+      pruned before any snapshot): ``CheckpointUnreadable``, not retryable, since asking
+      again reads the same rows."""
     try:
         if lazy_decode is not None:
             try:

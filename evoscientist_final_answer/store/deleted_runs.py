@@ -1,28 +1,6 @@
-"""The runs a checkpointer deleted (a rollback, a run deleted through the API), so the
-route can tell a deleted run from one it has not heard of yet.
-
-A ``run_id`` no checkpoint carries may be a run not written yet (on a PostgreSQL store
-other servers share, another server's), so it reads ``pending``. A deleted run is
-neither: langgraph-api deleted it, and its checkpoints with it (``adelete_for_runs``),
-so the route answers ``404 run_not_found`` for it. Every server reading the store must
-know that, not just the one that deleted it, including one started afterwards: the
-deletion marks the run in the store itself, in a table of ours (``TABLE``).
-
-- The maintenance's ``adelete_for_runs`` (``maintenance.rollback``) creates the table
-  on first use and marks the runs there before deleting their rows, so no reader sees
-  the rows gone and the mark missing.
-- The route never writes (its sessions are read-only): it reads the table only for a
-  ``run_id`` it found no checkpoint of, and a store without the table (nothing deleted
-  yet, or an older writer) has no deleted runs. A run once seen deleted is kept
-  (``CheckpointAnswerReader.run_deleted``): it is never written again. Measured on a
-  repeated read of a ``run_id`` not written yet (the only reads that look): on
-  PostgreSQL the lookup adds 0.13 ms to 0.4-0.5 ms (0.3 ms while the table does not
-  exist: a statement that fails); on ``sessions.db`` nothing while the change signal
-  vouches that no write happened since the run was found unmarked (7 us against
-  5.7 us), one trip to the file otherwise.
-
-A server whose database user may not create the table still remembers the runs its
-own checkpointer deleted (``recording_deletions``, below), as before the table.
+"""The runs a checkpointer deleted (a rollback, a run deleted through the API), marked in
+the store itself (``TABLE``), so every server's route answers ``404 run_not_found`` for
+them rather than ``pending`` for a run not written yet (docs/final-answer.md, rollback).
 """
 
 from __future__ import annotations
@@ -76,8 +54,8 @@ def deleted_here(run_id: str) -> bool:
 
 def recording_deletions(saver: S) -> S:
     """``saver``, its ``adelete_for_runs`` recording the runs it deleted in this process
-    too. Wrapped on the instance: the saver keeps its class (and the name the server
-    logs for it)."""
+    too, so a server whose database user may not create the table still knows its own.
+    Wrapped on the instance: the saver keeps its class (and the name the server logs for it)."""
     delete = saver.adelete_for_runs
 
     async def adelete_for_runs(run_ids: Sequence[str]) -> None:

@@ -1,13 +1,6 @@
-"""A DeltaChannel's value from its snapshot and the writes since, folded lazily.
-
-``_messages_delta_reducer`` replaces an entry whose id is already there in place,
-deletes on ``RemoveMessage`` and appends the rest. Folding thousands of snapshot
-entries to read the newest few would parse them all; but the writes' fold among
-themselves is the value's end unless one of their ids is in the snapshot, and whether
-the snapshot holds an id can be read off its packed bytes (``packed_ids``). So a read
-checks only the ids of the entries it reaches, newest first (``Joined``), and parses
-the snapshot only when one of them may be there or it reaches back into it. A
-snapshot not read yet (left on the server) raises ``SeedNeeded`` when it must answer.
+"""A DeltaChannel's value from its snapshot and the writes since, folded lazily: a read
+parses the snapshot only when an id it reaches may be there, not thousands of entries
+to read the newest few.
 """
 
 from __future__ import annotations

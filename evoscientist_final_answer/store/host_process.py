@@ -1,11 +1,6 @@
-"""What this process is: a langgraph API server or not, and whether that server keeps
-its threads and runs in the in-memory runtime's own tables.
-
-Facts of the host, read where the route is wired (``server.choice`` picks the server
-view from them once; ``store.host`` finds the host's store). Inside ``langgraph dev``
-(``LANGGRAPH_RUNTIME_EDITION=inmem``) the runtime keeps every table in one process-wide
-dict (``langgraph_runtime_inmem.database.GLOBAL_STORE``); any other runtime
-(PostgreSQL-backed ``langgraph_runtime_postgres``, a remote server) has none here.
+"""What this process is: a langgraph API server or not, and whether that server keeps its
+threads and runs in the in-memory runtime's own tables (``langgraph dev``), which can
+then be read directly.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""Decode a checkpoint without building its messages, then build only the ones needed.
-
-A checkpoint blob is msgpack whose objects (messages, snapshots, sets…) are ext
-records. Parsed with an ext hook that keeps each record as raw bytes, a 2,000-message
-checkpoint costs one msgpack pass and no pydantic models; the answer then needs only
-the newest few messages, built from the end with the serializer's own ext hook, so its
-allowlist and fallbacks apply as in a full decode.
-
-Anything this module does not recognise raises ``Unexpected``; the caller then falls
-back to the saver's full decode.
+"""Decode a checkpoint without building its messages, then build only the newest ones the
+answer needs, with the serializer's own ext hook (its allowlist and fallbacks apply).
+Anything not recognised raises ``Unexpected``: the caller falls back to the full decode.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Rebuild a checkpoint's ``messages`` value exactly as the graph would see it.
-
-A ``DeltaChannel`` stores messages only at snapshot steps; elsewhere the value is the
-nearest snapshot plus the writes of every step since, replayed through the channel's
-own ``replay_writes`` and reducer, so ``Overwrite`` and ``RemoveMessage`` behave as
-they did live.
+"""Rebuild a checkpoint's ``messages`` value exactly as the graph would see it: a
+``DeltaChannel`` snapshot plus the writes since, replayed through the channel's own
+``replay_writes`` and reducer.
 """
 
 from __future__ import annotations

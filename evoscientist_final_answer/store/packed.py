@@ -1,11 +1,6 @@
-"""Where a value lies in a msgpack document, found without parsing the document.
-
-A checkpoint that holds a DeltaChannel snapshot is megabytes of one ext record among a
-few small values. Parsing it (even lazily, ext records kept as bytes) copies those
-megabytes into a new object; on a restarted server's first read that copy, into memory
-the process has not touched yet, costs about as much as reading the row. Walking the
-headers to the snapshot instead and keeping a view of the row's own bytes copies
-nothing. Anything malformed raises ``lazy.Unexpected`` (the caller parses instead).
+"""Where a value lies in a msgpack document, found without parsing the document: a
+megabytes-long snapshot is kept as a view of the row's own bytes instead of copied.
+Anything malformed raises ``lazy.Unexpected`` (the caller parses instead).
 """
 
 from __future__ import annotations

@@ -1,20 +1,5 @@
-"""A large messages value's newest entries, proven from its last step's writes.
-
-A plain ``add_messages`` channel stores its whole value at every version: thousands of
-messages in one blob. PostgreSQL keeps that blob compressed and sends all of it; an
-answer needs the newest few entries. The step that made the version wrote them (its
-writes, stored against the parent checkpoint, are small), so the server need only send
-the blob's first bytes and as many of its last bytes as those writes hold: the value
-ends with exactly the writes' entries when
-
-- its entry count is the parent value's plus theirs (none replaced or removed one),
-- its size is the parent value's plus their bytes (array headers apart), and
-- its last bytes are their bytes, in the order the step applied them.
-
-A value the reducer made any other way (a fork that ran the step again, a message
-given its id by the reducer, a write of dicts) fails one of these and is read whole.
-Each entry is a self-delimiting msgpack value, so bytes equal from an entry's start to
-the end are the same entries.
+"""A large messages value's newest entries, proven from its last step's writes, so
+PostgreSQL need send only the blob's first and last bytes, not thousands of messages.
 """
 
 from __future__ import annotations
@@ -75,8 +60,17 @@ def entry_bytes(blob: bytes | memoryview) -> list[bytes]:
 
 
 def newest_entries(end: StoredEnd, writes: Sequence[bytes | memoryview]) -> list[bytes] | None:
-    """The value's last entries as packed bytes, oldest first (the step's writes' own,
-    proven as the module says), or None when that cannot be proven."""
+    """The value's last entries as packed bytes, oldest first (the step's writes' own),
+    or None when that cannot be proven.
+
+    The step that made the version wrote them (its writes, stored against the parent
+    checkpoint, are small), and the value ends with exactly those entries when its entry
+    count is the parent value's plus theirs (none replaced or removed), its size is the
+    parent value's plus their bytes (array headers apart), and its last bytes are theirs,
+    in order. Each entry is a self-delimiting msgpack value, so equal bytes from an entry's
+    start to the end are the same entries. A value the reducer made any other way (a fork
+    that ran the step again, a message given its id by the reducer, a write of dicts)
+    fails one of these and is read whole."""
     value = array_header(end.head)
     if value is None:
         return None

@@ -1,11 +1,6 @@
-"""One head check per change of the store, for every thread a long-poll waits on.
-
-A reader gives two things: a query returning a signature of each thread's newest root
-checkpoint (its id and the writes stored against it) for many threads in one trip,
-and a way to sleep until the store may have changed (SQLite: its change signal;
-PostgreSQL: a short pause, as it has no cheap change counter). One task runs that
-query for all watched threads after each change and resolves the futures of the
-threads whose signature moved; every other waiter stays parked on its future.
+"""One head check per change of the store, for every thread a long-poll waits on: one
+task queries all watched threads' signatures after each change and wakes only the
+threads whose signature moved.
 """
 
 from __future__ import annotations
