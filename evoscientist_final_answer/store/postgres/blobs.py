@@ -1,8 +1,5 @@
-"""PostgreSQL ``bytea`` read where libpq received it, and parsed as the lazy decode
-parses blobs (``lazy.parse_typed``).
-
-PostgreSQL's alone: ``sqlite3`` hands a blob over as ``bytes`` (read through mmap),
-which ``store/sqlite/parts.py`` and ``store/sqlite/history.py`` parse as they are.
+"""PostgreSQL ``bytea`` read where libpq received it, and parsed as the lazy decode parses
+blobs (``lazy.parse_typed``); ``sqlite3`` hands blobs over as ``bytes`` already.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""The answer reader's pool of read-only connections to PostgreSQL, and its upkeep.
-
-Mirrors ``store/sqlite/connection.py``: how the reader's connections are opened,
-shared between requests and replaced after a failure, and which failures are the
-store's (``store_failure``: every failure to read the database leaves a session as
-``StoreUnavailable``), apart from which SQL runs over them (``reader.py`` picks the
-head, ``parts.py`` and ``history.py`` fetch what the decode needs). How it differs: a
-pool (``psycopg_pool``), not one connection, since each statement is a round trip to
-a server that runs many at once; every connection opens with
-``default_transaction_read_only=on`` (a GET never writes, whatever it runs) and
-prepares the first read's statements before it serves (``configure``); a connection
-that just answered is not pinged on checkout; and a data exception of the reader's
-own SQL is the row's fault (``CheckpointUnreadable``), not the store's.
+"""The answer reader's pool of read-only connections to PostgreSQL, and which failures are
+the store's (``store_failure``). Mirrors ``store/sqlite/connection.py``; a pool, not one
+connection, since each statement is a round trip to a server that runs many at once.
 """
 
 from __future__ import annotations
@@ -64,7 +54,12 @@ def read_only_kwargs(uri: str) -> dict[str, Any]:
 
 class ReadOnlyPool:
     """A pool of read-only connections, opened on first use; ``configure`` runs on
-    each new connection before it serves."""
+    each new connection before it serves.
+
+    Every connection opens with ``default_transaction_read_only=on`` (a GET never writes,
+    whatever it runs) and prepares the first read's statements; a connection that just
+    answered is not pinged on checkout. A data exception of the reader's own SQL is the
+    row's fault (``CheckpointUnreadable``), not the store's."""
 
     def __init__(
         self,

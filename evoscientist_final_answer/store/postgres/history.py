@@ -1,17 +1,6 @@
-"""A DeltaChannel's history below a checkpoint, from the PostgreSQL checkpointer's
-tables.
-
-Mirrors ``store/sqlite/history.py``: the parent chain from the checkpoint's parent up
-to the nearest checkpoint that stores a value of the channel (the seed), and the
-channel's writes against the chain since, handed to the shared fold
-(``delta.History.value``); the same chain tells the full decode whether langgraph
-rebuilt a history from part of it (``check_pruned``). How it differs: the whole
-history is one statement (``HISTORY_SQL``: chain, seed blob and writes in one round
-trip; SQLite walks ids on its connection's thread instead), whether a checkpoint
-stores the value is told by its ``checkpoint_blobs`` row at the channel's version
-(SQLite parses the checkpoint's own blob), snapshots are kept by version (a blob at a
-version is never rewritten), and a large snapshot is left on the server and asked
-there about the ids an answer reaches (``consult``), read only when it may hold one.
+"""A DeltaChannel's history below a checkpoint, from the PostgreSQL checkpointer's tables.
+Mirrors ``store/sqlite/history.py``; here the whole history is one statement
+(``HISTORY_SQL``), one round trip.
 """
 
 from __future__ import annotations
@@ -147,7 +136,16 @@ WHERE b.thread_id = %(thread_id)s AND b.checkpoint_ns = '' AND b.channel = '{MES
 
 
 class HistoryWalker:
-    """The history reads of one reader, with the snapshots it keeps decoded."""
+    """The history reads of one reader, with the snapshots it keeps decoded.
+
+    The parent chain from the checkpoint's parent up to the nearest checkpoint that stores
+    a value of the channel (the seed), and the channel's writes against the chain, go to
+    the shared fold (``delta.History.value``); the same chain tells the full decode whether
+    langgraph rebuilt a history from part of it (``check_pruned``). Unlike SQLite, whether
+    a checkpoint stores the value is told by its ``checkpoint_blobs`` row at the channel's
+    version, snapshots are kept by version (a blob at a version is never rewritten), and a
+    large snapshot is left on the server and asked there about the ids an answer reaches
+    (``consult``)."""
 
     def __init__(self) -> None:
         self.seeds: Seeds = LruCache(KEPT_SNAPSHOTS)

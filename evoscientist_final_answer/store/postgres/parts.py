@@ -1,20 +1,6 @@
-"""The answering checkpoint's parts, fetched from the PostgreSQL checkpointer's tables
-for the lazy decode (``decoding.decode_parts``, which makes the answer of them).
-
-Mirrors ``store/sqlite/parts.py``: the checkpoint's row with the writes that decide its
-status (``CHECKPOINT_SQL``, on a thread's first read brought along by the head query:
-the reader hands it over), its messages value and, for a DeltaChannel checkpoint that
-stores none, the history below it (``store/postgres/history.py``). How it differs:
-``AsyncPostgresSaver`` stores channel values in ``checkpoint_blobs`` by version, so
-the row's statement reads only the blobs that answer: the ``messages`` blob at the
-checkpoint's own version and the channels that decide the run's status
-(``branch:to:*``, ``join:*``, ``__start__``, ``__pregel_tasks``, all small). A large
-messages value is sent only as far as its last step's writes prove what it ends with
-(``value_end``), and read whole (``more``) only when they do not decide the answer;
-a large DeltaChannel snapshot stays on the server until the answer needs it (``more``
-asks there whether it holds the ids the answer reaches: ``history.consult``). Blobs
-are parsed where libpq received them (``blobs.BlobView``). A new connection prepares
-these statements before it serves (``prepare``).
+"""The answering checkpoint's parts, fetched from the PostgreSQL checkpointer's tables for
+the lazy decode (``decoding.decode_parts``). Mirrors ``store/sqlite/parts.py``; here only
+the blobs that answer are read, and a large value only as far as it must be.
 """
 
 from __future__ import annotations
@@ -175,7 +161,17 @@ async def prepare(conn: psycopg.AsyncConnection[Any]) -> None:
 
 class PostgresParts:
     """One checkpoint's parts (``decoding.PartsSource``), read over ``conn``; ``row``:
-    its ``CHECKPOINT_SQL`` columns, when already read."""
+    its ``CHECKPOINT_SQL`` columns, when already read (the head query brings them along on
+    a thread's first read).
+
+    ``AsyncPostgresSaver`` stores channel values in ``checkpoint_blobs`` by version, so the
+    row's statement reads only the ``messages`` blob at the checkpoint's own version and the
+    small channels that decide the run's status (``branch:to:*``, ``join:*``,
+    ``__start__``, ``__pregel_tasks``). A large messages value is sent only as far as its
+    last step's writes prove what it ends with (``value_end``), and read whole (``more``)
+    only when they do not decide the answer; a large DeltaChannel snapshot stays on the
+    server until the answer needs it (``history.consult``). Blobs are parsed where libpq
+    received them (``blobs.BlobView``)."""
 
     __slots__ = (
         "_checkpoint",

@@ -1,27 +1,6 @@
-"""Read a thread's final answer straight from the PostgreSQL checkpointer's tables.
-
-Used when ``EVOSCIENTIST_DATABASE_URI`` points the API servers at one PostgreSQL
-database: whichever server ran the thread, any server's route reads its answer there.
-
-Mirrors ``store/sqlite/reader.py``: which checkpoint answers (the head, and a
-signature of the writes against it), the answers cached per head, long-polls woken,
-and the decode (``decoding.decode``: the lazy decode of the parts
-``store/postgres/parts.py`` fetches, else ``AsyncPostgresSaver``'s own decode in one
-``REPEATABLE READ, READ ONLY`` transaction, so its statements share a snapshot). How
-it differs: connections come from a pool of read-only sessions
-(``store/postgres/connection.py``), where SQLite has one connection; the head is one
-indexed query that filters agent, run and user in SQL, and on a thread's first read
-brings the checkpoint's row along (``parts.with_checkpoint_row``), where SQLite reads
-ids first and keeps each checkpoint's metadata; an unchanged head is answered from the
-cache, but asked each time (PostgreSQL has no cheap change counter like SQLite's
-change signal), and long-polls are woken by one task polling every waited-on thread's
-head.
-
-Schema, as ``AsyncPostgresSaver.setup()`` creates it: ``checkpoints`` (``metadata``
-JSONB, primary key ``(thread_id, checkpoint_ns, checkpoint_id)``), ``checkpoint_blobs``
-(channel values by version; never updated) and ``checkpoint_writes`` (upserted in place
-for the special channels such as ``__error__``/``__interrupt__``/``__resume__``; no
-rowid, so a replaced row is told by its ``xmin``, the transaction that wrote it).
+"""Read a thread's final answer straight from the PostgreSQL checkpointer's tables, for API
+servers sharing one database (``EVOSCIENTIST_DATABASE_URI``): any server's route reads
+the answer of a thread whichever server ran it. Mirrors ``store/sqlite/reader.py``.
 """
 
 from __future__ import annotations
@@ -139,7 +118,20 @@ CHANGE_POLL_SECONDS = 0.05
 
 
 class PostgresAnswerReader(CheckpointAnswerReader):
-    """A pool of read-only connections to the checkpointer's PostgreSQL database."""
+    """A pool of read-only connections to the checkpointer's PostgreSQL database.
+
+    Unlike SQLite's reader: the head is one indexed query that filters agent, run and user
+    in SQL, and on a thread's first read brings the checkpoint's row along
+    (``parts.with_checkpoint_row``); an unchanged head is answered from the cache but asked
+    each time (PostgreSQL has no cheap change counter), and long-polls are woken by one task
+    polling every waited-on thread's head. The full decode runs in one ``REPEATABLE READ,
+    READ ONLY`` transaction, so its statements share a snapshot.
+
+    Schema, as ``AsyncPostgresSaver.setup()`` creates it: ``checkpoints`` (``metadata``
+    JSONB, primary key ``(thread_id, checkpoint_ns, checkpoint_id)``), ``checkpoint_blobs``
+    (channel values by version; never updated) and ``checkpoint_writes`` (upserted in place
+    for the special channels such as ``__error__``/``__interrupt__``/``__resume__``; no
+    rowid, so a replaced row is told by its ``xmin``, the transaction that wrote it)."""
 
     def __init__(
         self,
