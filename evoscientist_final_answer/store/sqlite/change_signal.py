@@ -1,15 +1,6 @@
-"""A cheap "the store may have changed" signal for long-polls, without polling queries.
-
-On Linux, inotify on the store's directory: the kernel says when the file, its WAL or
-its journal is written, and an idle waiter costs nothing. Elsewhere (or if inotify is
-refused), one task ``stat``s the files every ``POLL_SECONDS`` while anyone waits.
-
-Waiters take a ``token()`` before they read and ``wait(token, …)`` after: a change
-between the two wakes them at once, so no commit is ever missed.
-
-SQLite's alone: ``store/postgres/`` has no file to watch, so its reader asks the head
-on every poll and one task polls the waited-on threads' heads
-(``reader.CHANGE_POLL_SECONDS``).
+"""A cheap "the store may have changed" signal for long-polls, without polling queries:
+inotify on the store's directory on Linux, else ``stat`` polling while anyone waits.
+SQLite's alone: PostgreSQL has no file to watch.
 """
 
 from __future__ import annotations
@@ -65,7 +56,10 @@ async def sleep_until(event: asyncio.Event, timeout: float) -> None:
 
 
 class ChangeSignal:
-    """Counts changes; ``wait`` returns once the count moves past a token."""
+    """Counts changes; ``wait`` returns once the count moves past a token.
+
+    Waiters take a ``token()`` before they read and ``wait(token, …)`` after: a change
+    between the two wakes them at once, so no commit is ever missed."""
 
     def __init__(self, path: Path) -> None:
         self.path = path

@@ -1,15 +1,6 @@
-"""The answer reader's one read-only connection to ``sessions.db``, and its upkeep.
-
-Mirrors ``store/postgres/connection.py``: how the reader's connection is opened, shared
-between requests and replaced after a failure, and which failures are the store's
-(``store_failure``: every failure to read the file leaves a session as
-``StoreUnavailable``, ``StoreDamaged`` when no retry can heal it), apart from which SQL
-runs over it (``reader.py`` picks the head, ``parts.py`` and ``history.py`` fetch
-what the decode needs). How it differs: one long-lived connection (``mode=ro``, never
-``setup()``) on aiosqlite's thread, where PostgreSQL has a pool; it is retired after a
-failure and closed once no request reads through it, reopened when another file is
-renamed over the path, and its reads skip the saver's lock and run dependent
-statements in one trip to that thread (``fetch``, ``in_one_trip``).
+"""The answer reader's one read-only connection to ``sessions.db``, and which failures are
+the store's (``store_failure``). Mirrors ``store/postgres/connection.py``; one long-lived
+connection on aiosqlite's thread, where PostgreSQL has a pool.
 """
 
 from __future__ import annotations
@@ -45,7 +36,12 @@ def read_only_uri(path: Path) -> str:
 
 class ReadOnlyConnection:
     """One long-lived read-only connection (behind an ``AsyncSqliteSaver``), reopened
-    after failures."""
+    after failures.
+
+    Opened ``mode=ro``, never ``setup()``; retired after a failure and closed once no
+    request reads through it, reopened when another file is renamed over the path. Its
+    reads skip the saver's lock and run dependent statements in one trip to aiosqlite's
+    thread (``fetch``, ``in_one_trip``)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path

@@ -1,16 +1,6 @@
-"""A DeltaChannel's history below a checkpoint, from ``sessions.db``'s tables.
-
-Mirrors ``store/postgres/history.py``: the parent chain from the checkpoint's parent
-up to the nearest checkpoint that stores a value of the channel (the seed), and the
-channel's writes against the chain since, handed to the shared fold
-(``delta.History.value``); the same chain tells the full decode whether langgraph
-rebuilt a history from part of it (``check_pruned``). How it differs: SQLite keeps a
-checkpoint's channel values in its own blob (PostgreSQL in ``checkpoint_blobs``, by
-version), so the seed is found by parsing, or for a large snapshot locating, the
-ancestors' blobs (``_stored_seed``); and the walk runs on aiosqlite's thread, where a
-read that knows the thread's root or nearest snapshot walks ids only and reads the
-blobs and writes it needs in the same trip (``_near_known``), where PostgreSQL reads
-the whole history in one statement.
+"""A DeltaChannel's history below a checkpoint, from ``sessions.db``'s tables. Mirrors
+``store/postgres/history.py``; here the walk runs on aiosqlite's thread and the seed is
+found in the ancestors' own blobs.
 """
 
 from __future__ import annotations
@@ -86,7 +76,16 @@ LOCATE_BYTES = 1 << 20
 
 
 class HistoryWalker:
-    """The history walks of one reader, with the snapshots it keeps decoded."""
+    """The history walks of one reader, with the snapshots it keeps decoded.
+
+    The parent chain up to the nearest checkpoint that stores a value of the channel (the
+    seed), and the channel's writes against it, go to the shared fold
+    (``delta.History.value``); the same chain tells the full decode whether langgraph
+    rebuilt a history from part of it (``check_pruned``). SQLite keeps a checkpoint's
+    channel values in its own blob, so the seed is found by parsing, or for a large
+    snapshot locating, the ancestors' blobs (``_stored_seed``); a read that knows the
+    thread's root or nearest snapshot walks ids only and reads the blobs and writes it needs
+    in the same trip (``_near_known``)."""
 
     def __init__(self) -> None:
         self.seeds: LruCache[tuple[str, str], delta.Seed] = LruCache(KEPT_SNAPSHOTS)

@@ -1,14 +1,6 @@
 """The answering checkpoint's parts, fetched from ``sessions.db``'s tables for the lazy
-decode (``decoding.decode_parts``, which makes the answer of them).
-
-Mirrors ``store/postgres/parts.py``: the checkpoint's row with the writes that decide
-its status (``CHECKPOINT_SQL``, usually read already with the head: the reader hands
-it over), its messages value and, for a DeltaChannel checkpoint that stores none, the
-history below it (``store/sqlite/history.py``). How it differs: SQLite keeps every
-channel's value in the checkpoint's one msgpack blob, so the row is all there is to
-read (PostgreSQL reads the status channels' and the messages' blobs by version, and
-proves a large value's end from its step's writes); and nothing is ever missing once
-the row and history are read (``more`` hands over).
+decode (``decoding.decode_parts``). Mirrors ``store/postgres/parts.py``; here every
+channel's value is in the checkpoint's one blob, so the row is all there is to read.
 """
 
 from __future__ import annotations

@@ -1,18 +1,5 @@
-"""Read a thread's final answer straight from ``sessions.db``.
-
-Mirrors ``store/postgres/reader.py``: which checkpoint answers (the head, with what is
-known of each checkpoint and of each head kept between polls), the answers cached per
-head, long-polls woken, and the decode (``decoding.decode``: the lazy decode of the
-parts ``store/sqlite/parts.py`` fetches, else the saver's full decode; held against
-each other by ``tests/store/test_lazy_decoding.py``). How it differs: the file is
-opened read-only (``mode=ro``: a GET never writes to the store and never creates it)
-through one long-lived connection (``store/sqlite/connection.py``: opening it,
-retiring it after a failure, following a file renamed over the path), where PostgreSQL
-has a pool; the head is found from ids first, and a checkpoint's metadata is read once
-and kept (``CheckpointFacts``), where PostgreSQL filters the head in SQL; and a poll
-of an unchanged thread runs no query while the change signal
-(``store/sqlite/change_signal.py``) vouches that nothing was written, where PostgreSQL
-asks the head each time and polls for long-polls.
+"""Read a thread's final answer straight from ``sessions.db``, read-only (a GET never
+writes to the store and never creates it). Mirrors ``store/postgres/reader.py``.
 """
 
 from __future__ import annotations
@@ -103,7 +90,13 @@ WATCH_IDLE_SECONDS = 5.0
 
 
 class SqliteAnswerReader(CheckpointAnswerReader):
-    """One long-lived read-only connection to ``sessions.db``, reopened after failures."""
+    """One long-lived read-only connection to ``sessions.db``, reopened after failures.
+
+    Unlike PostgreSQL's reader: the head is found from ids first, and a checkpoint's
+    metadata is read once and kept (``CheckpointFacts``); a poll of an unchanged thread
+    runs no query while the change signal vouches that nothing was written. The lazy decode
+    and the saver's full decode are held against each other by
+    ``tests/store/test_lazy_decoding.py``."""
 
     def __init__(self, path: Path, agent_name: str | None, *, lazy_decoding: bool = True) -> None:
         super().__init__(agent_name)

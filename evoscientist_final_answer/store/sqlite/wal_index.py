@@ -1,20 +1,6 @@
-"""The commit mark of a WAL-mode ``sessions.db``: the header of its wal-index.
-
-Every transaction a writer commits rewrites the header at the start of ``<db>-shm``
-(the WAL's frame count, salts and checksums), and a reader's query sees exactly the
-commits that header publishes. A mark read before a query and found equal later says
-the query's result still holds: one ``pread``, no trip to aiosqlite's thread. The
-change signal's file events cannot say that while a commit is under way, because its
-frames reach the WAL before the header publishes them, and writes to the mapped index
-raise no file event (``store.sqlite.change_signal``'s trailing report).
-
-Read with ``pread``, never mapped: SQLite truncates the file when it rebuilds the index,
-and touching a mapped page past the end would kill the process (SIGBUS). No mark is
-given, and the caller queries, whenever the index cannot vouch: a store in rollback-
-journal mode (no ``-shm``), a database or index file gone, an index not yet
-initialised, or the header's two copies differing (a writer updates the second copy,
-then the first: a write under way). Layout: SQLite's "WAL-mode file format" document,
-section "The WAL-Index Header".
+"""The commit mark of a WAL-mode ``sessions.db``: the header of its wal-index. A mark read
+before a query and found equal later says the query's result still holds: one ``pread``,
+no trip to aiosqlite's thread.
 """
 
 from __future__ import annotations
@@ -35,7 +21,18 @@ Mark = tuple[Identity, Identity, bytes]
 
 
 class WalIndex:
-    """The ``-shm`` file of one database, opened once and kept open."""
+    """The ``-shm`` file of one database, opened once and kept open.
+
+    Every commit rewrites the header at the start of ``<db>-shm`` (frame count, salts,
+    checksums), and a reader's query sees exactly the commits it publishes. The change
+    signal's file events cannot vouch while a commit is under way: its frames reach the WAL
+    before the header publishes them, and writes to the mapped index raise no file event.
+    Read with ``pread``, never mapped: SQLite truncates the file when it rebuilds the index,
+    and touching a mapped page past the end would kill the process (SIGBUS). No mark is
+    given, and the caller queries, whenever the index cannot vouch: rollback-journal mode
+    (no ``-shm``), a file gone, an index not yet initialised, or the header's two copies
+    differing (a write under way). Layout: SQLite's "WAL-mode file format" document,
+    section "The WAL-Index Header"."""
 
     def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
