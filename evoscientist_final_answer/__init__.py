@@ -1,13 +1,6 @@
-"""The final-answer route for langgraph API servers, and its recovery client.
-
-A host app adopts the route in one line::
-
-    from evoscientist_final_answer import final_answer_routes
-
-    app = Starlette(routes=[*final_answer_routes(), ...])
-
-Importing this package builds no app and changes nothing global; the route's modules
-load on first use of ``final_answer_routes``.
+"""The final-answer route for langgraph API servers, and its recovery client. A host app
+adopts the route in one line, ``Starlette(routes=[*final_answer_routes(), ...])``;
+importing the package builds no app and changes nothing global.
 """
 
 from __future__ import annotations
@@ -22,6 +15,8 @@ __all__ = ["SettingsCheck", "final_answer_routes"]
 
 
 def __getattr__(name: str) -> Any:
+    """The route's modules load on first use of its names, so importing the package alone
+    loads nothing of the server."""
     if name == "final_answer_routes":
         from evoscientist_final_answer.http.routes import final_answer_routes
 

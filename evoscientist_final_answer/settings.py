@@ -1,8 +1,5 @@
-"""The route's settings, read from the environment: where the store is, which API to fall
-back to, how long a silent run lives, how many requests may be held.
-
-Read at call time rather than import time so tests (and ``langgraph dev`` workers)
-can point one process at a temporary data directory.
+"""The route's settings, read from the environment at call time rather than import time,
+so tests (and ``langgraph dev`` workers) can point one process at a temporary data directory.
 """
 
 from __future__ import annotations
