@@ -1,31 +1,6 @@
 // `withFinalAnswer(LangGraphAgent)`: @ag-ui/langgraph's agent (or a subclass of it, such
-// as @copilotkit/runtime/langgraph's) that never reports a run finished on a cut stream.
-//
-// LangGraphAgent 0.0.43 streams a run with `client.runs.stream` and, when that iterator
-// ends, reads `threads.getState` once and sends `MESSAGES_SNAPSHOT` and `RUN_FINISHED`: a
-// stream cut mid-answer (cleanly, or after the SDK gave up rejoining) ends the AG-UI run
-// on the truncated state of a run that is still executing. A stream that throws fails
-// the observable instead, and an `error` event is followed by `RUN_FINISHED` as well.
-//
-// Here the stream LangGraphAgent iterates is the SDK's, followed: from the moment the run
-// has an id it is followed through the final-answer route too (`wait=` long-polls), and
-// when the stream ends or fails (or says `error`), or is still open `STREAM_GRACE_MS`
-// after the route said the run is over (stalled, the SDK waiting to rejoin a cut, or a
-// backlog a busy runtime is still reading), the route's settled answer ends the run.
-// LangGraphAgent's own ending then runs on the settled state, read once the route said
-// the run is over, after the text events the client still needs; or, when the run failed or was lost,
-// `RUN_ERROR` with the route's error ends the AG-UI run and nothing follows it. Every
-// event the stream carries passes through as LangGraphAgent makes it.
-// The run's submit is tagged with a request id and sent through `exactlyOnceFetch`, so a
-// POST cut before its response joins the run it made instead of making a second.
-//
-// Stop is the user's word (`abortRun`, the runtime's `/stop`): nothing more of the run
-// reaches the client, the run is cancelled on the server (by the id the stream named, else
-// found by the submit's tag), and the AG-UI run ends cleanly: the open text message and
-// tool call are ended where the client's text stopped, then LangGraphAgent's ending
-// (snapshots, `RUN_FINISHED`). The turn as the client got it is kept per thread, on every
-// clone the runtime makes of the agent, and every later `MESSAGES_SNAPSHOT` of that thread
-// shows it: a cancelled node writes no message, so the thread's state has none of it.
+// as @copilotkit/runtime/langgraph's) that never reports a run finished on a cut stream:
+// LangGraphAgent ends the AG-UI run on whatever state it reads when its stream ends.
 
 import { cancelStoppedRun } from "../core/cancel.js";
 import { describe, RunGone, ThreadGone } from "../core/errors.js";
@@ -67,6 +42,27 @@ function gate(subscriber) {
   };
 }
 
+/**
+ * `Base` (LangGraphAgent or a subclass) whose runs end on the route's settled answer.
+ *
+ * LangGraphAgent streams a run with `client.runs.stream` and, when that iterator ends,
+ * reads `threads.getState` once and sends `MESSAGES_SNAPSHOT` and `RUN_FINISHED`: a
+ * stream cut mid-answer ends the AG-UI run on the truncated state of a run still going.
+ * Here the stream it iterates is followed through the route too (`wait=` long-polls)
+ * from the moment the run has an id; when the stream ends or fails (or says `error`), or
+ * is still open `STREAM_GRACE_MS` after the route said the run is over, the route's
+ * settled answer ends the run: LangGraphAgent's own ending on the settled state, after
+ * the text events the client still needs; or, for a run that failed or was lost,
+ * `RUN_ERROR` with the route's error, and nothing after it. The submit is tagged with a
+ * request id and sent through `exactlyOnceFetch`, so a POST cut before its response
+ * joins its run instead of making a second.
+ *
+ * Stop (`abortRun`, the runtime's `/stop`) cancels the run on the server (by the id the
+ * stream named, else found by the submit's tag) and ends the AG-UI run cleanly where the
+ * client's text stopped. The turn as the client got it is kept per thread, on every clone
+ * the runtime makes of the agent, and every later `MESSAGES_SNAPSHOT` of that thread
+ * shows it: a cancelled node writes no message.
+ */
 export function withFinalAnswer(Base) {
   return class FinalAnswerAgent extends Base {
     constructor(config) {
