@@ -1,11 +1,7 @@
 // `load` for @assistant-ui/react-langgraph's `useLangGraphRuntime`: what a thread shows
-// when its runtime mounts (a reload, a thread opened from the list). assistant-ui calls it
-// once and shows what it returns; nothing in 0.14 rejoins a run still going, so an app's
-// `load` that reads the thread's state shows a reload mid-run without its answer, for
-// good. This one follows the thread's latest run through the final-answer route until it
-// is over (`?wait=` long-polls; the thread shows as loading meanwhile), then returns the
-// thread's state with the route's text in the answer message, and the turns the user
-// stopped as they were shown at Stop (stream.js keeps them).
+// when its runtime mounts (a reload, a thread opened from the list). assistant-ui calls
+// it once and rejoins no run still going, so a plain state read would show a reload
+// mid-run without its answer, for good.
 
 import { withFinalAnswer } from "../core/messages.js";
 import { settleFinalAnswer } from "../core/settle.js";
@@ -26,7 +22,9 @@ export function interruptsOf(state) {
 /**
  * `load(threadId, {signal})` for the threads of `client`: `{messages, interrupts}` once
  * the thread's latest run is over (or `maxWaitMs` passed), the turns of `stopped`
- * (a `StoppedTurns`) kept.
+ * (a `StoppedTurns`) kept. The run is followed through the route (`?wait=` long-polls;
+ * the thread shows as loading meanwhile), and the thread's state is returned with the
+ * route's text in the answer message and the stopped turns as they were shown at Stop.
  */
 export function createLoad({ client, maxWaitMs, stopped }) {
   return async (threadId, { signal } = {}) => {

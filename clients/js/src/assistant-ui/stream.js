@@ -1,30 +1,7 @@
-// `createLangGraphStreamWithRecovery`: the `stream` callback `useLangGraphRuntime`
-// (@assistant-ui/react-langgraph 0.14) takes, as `unstable_createLangGraphStream` builds
-// it, plus the final-answer route. The request is upstream's own (its builder is called
-// with a client whose `runs.stream` adds three fields), so the input, command, checkpoint
-// and config it sends, and every event it yields, stay assistant-ui's.
-//
-// What assistant-ui does without it (0.14.25, dist/useLangGraphMessages.js): a cut that
-// the SDK cannot resume throws out of `for await`, and the turn is marked failed; a clean
-// early end applies the last `values` event it saw, a truncated answer; nothing rejoins
-// the run. And `unstable_createLangGraphStream` sends `onDisconnect: "cancel"`, so the
-// server cancels the run when the browser's connection drops: the answer is never
-// written. Here:
-// - `onDisconnect` defaults to "continue" (an app's own value is kept), and a cancel the
-//   user asks for (assistant-ui aborts `config.abortSignal`) cancels the run itself;
-// - the submit is tagged with a request id and the client's fetch made exactly-once
-//   (core/once.js): a POST cut before its response never starts a second run;
-// - the run is followed through the route (`?wait=` long-polls) from the moment it has
-//   an id; once the stream ended, however it ended, and the route says the run is over,
-//   the thread's state is yielded as a `values` event with the route's text in the
-//   answer message: assistant-ui replaces its messages with these, so the turn ends on
-//   the checkpoint's answer, never failed. A stream still open then (stalled, or the
-//   SDK waiting to retry a cut) is ended: the run is over. A run that ended in error
-//   keeps the error event the stream gave it;
-// - a Stop keeps what its turn showed (core/stopped.js), marked incomplete/cancelled:
-//   the thread's state lacks the cancelled node's message, and every `values` event a
-//   later turn yields (which assistant-ui takes as the whole list) gets it back, as does
-//   the `load` (load.js) that reads the thread again after a reload or a thread switch.
+// `createLangGraphStreamWithRecovery`: the `stream` callback @assistant-ui/react-langgraph's
+// `useLangGraphRuntime` takes, as `unstable_createLangGraphStream` builds it, plus the
+// final-answer route, so a turn ends on the checkpoint's answer instead of a truncated or
+// failed one. The request and every event stay assistant-ui's own.
 
 import { unstable_createLangGraphStream } from "@assistant-ui/react-langgraph";
 
@@ -49,6 +26,23 @@ export const STOPPED_STATUS = Object.freeze({ type: "incomplete", reason: "cance
  * `onDisconnect`, default "continue" here), and `recovery: { maxWaitMs }` (default
  * 240 s: how long to follow a run after its stream ended). The callback's `load`
  * property is `useLangGraphRuntime`'s `load` for the same threads (load.js).
+ *
+ * Upstream's builder is called with a client whose `runs.stream` adds three fields.
+ * Without them, a cut the SDK cannot resume fails the turn, a clean early end shows a
+ * truncated answer, and `onDisconnect: "cancel"` has the server cancel the run when the
+ * browser's connection drops. Here:
+ * - `onDisconnect` defaults to "continue" (an app's own value is kept), and a cancel the
+ *   user asks for (`config.abortSignal`) cancels the run itself;
+ * - the submit is tagged with a request id and the client's fetch made exactly-once
+ *   (core/once.js): a POST cut before its response never starts a second run;
+ * - the run is followed through the route (`?wait=` long-polls) from the moment it has
+ *   an id; once the stream ended and the route says the run is over, the thread's state
+ *   is yielded as a `values` event with the route's text in the answer message
+ *   (assistant-ui replaces its messages with these). A stream still open then is ended;
+ *   a run that ended in error keeps the error event the stream gave it;
+ * - a Stop keeps what its turn showed (core/stopped.js), marked incomplete/cancelled, in
+ *   every later `values` event and in `load` (load.js): the thread's state lacks the
+ *   cancelled node's message.
  */
 export function createLangGraphStreamWithRecovery(options) {
   const { client, assistantId, streamMode, onDisconnect = "continue", recovery = {} } = options;
