@@ -1,13 +1,6 @@
-// The Suspense half of `useSuspenseStreamWithRecovery` (use-stream.js). No React
-// here: the hook renders the drop-in, then asks `suspend` whether to throw.
-//
-// @langchain/react's `useSuspenseStream` is its `useStream` plus a gate: a component
-// showing a thread suspends until that thread's first hydration settles (once per
-// apiUrl, assistant and thread for the page's life), and throws a stream error that
-// outlived its run to the nearest error boundary. The gate is rebuilt here on the
-// drop-in, with one difference: a run's error reaches the boundary only once the route
-// had its say. An error the route turns into a recovered answer never unmounts the
-// component that was about to show it.
+// The Suspense half of `useSuspenseStreamWithRecovery` (use-stream.js): @langchain/react's
+// `useSuspenseStream` gate, rebuilt on the drop-in so that a run's error reaches the error
+// boundary only once the route had its say. No React here.
 
 /** Gates by thread: hydrations already asked for, settled or not. */
 export const HYDRATIONS = new Map();
@@ -43,11 +36,13 @@ function asError(error) {
 /**
  * Throw what Suspense and error boundaries expect for `stream` (the drop-in's return
  * value, `hydrationPromise` included), or return when the component may render:
- * - the thread's first hydration pending: its promise (the component suspends);
+ * - the thread's first hydration pending: its promise (the component suspends; once per
+ *   apiUrl, assistant and thread for the page's life);
  * - that hydration failed: its error;
  * - a stream error while nothing loads, unless the run is still being followed
  *   (`recovery.status` `streaming`: the follower has not seen the stream end yet;
- *   `settling` hides the error already).
+ *   `settling` hides the error already). An error the route turns into a recovered
+ *   answer never unmounts the component that was about to show it.
  */
 export function suspend(stream, key, gates = HYDRATIONS) {
   if (key !== null) {

@@ -1,13 +1,8 @@
 "use client";
-// `useStreamWithRecovery` for @langchain/react (1.x): its `useStream`, plus the route.
-// Same options, same return value, and `recovery`. It wraps the binding's hook (no
-// fork): the binding keeps streaming, tool calls, interrupts, sub-agent and sub-graph
-// views, the submission queue; this hook follows every run through the final-answer
-// route and, once the route says the run is complete, `messages` (and
-// `values.messages`, so `useMessages(stream)` and `useValues(stream)` too) show the
-// route's answer text in place of whatever the stream showed: the answer's message
-// instance rebuilt by its own class, never appended to, never spread.
-// `useSuspenseStreamWithRecovery` is the same hook behind suspense.js's gate.
+// `useStreamWithRecovery` for @langchain/react (1.x): its `useStream`, plus the route, so
+// a run always ends showing the thread's authoritative answer. Same options, same return
+// value, and `recovery`; `useSuspenseStreamWithRecovery` is the same hook behind
+// suspense.js's gate.
 
 import { STREAM_CONTROLLER, useStream } from "@langchain/react";
 import { useEffect, useRef, useState } from "react";
@@ -20,6 +15,12 @@ import { hydrationKey, suspend, suspenseView } from "./suspense.js";
  * authoritative answer. Extra option: `recovery: { maxWaitMs }` (default 240 s: how long
  * to follow a run). Extra return value: `recovery: { status, complete, recovered,
  * error }`, `status` one of `idle`, `streaming`, `settling`, `settled`, `failed`.
+ *
+ * It wraps the binding's hook (no fork): the binding keeps streaming, tool calls,
+ * interrupts, sub-agent and sub-graph views, the submission queue. Once the route says
+ * the run is complete, `messages` (and `values.messages`, so `useMessages(stream)` and
+ * `useValues(stream)` too) show the route's answer text: the answer's message instance
+ * rebuilt by its own class, never appended to, never spread.
  */
 export function useStreamWithRecovery(options) {
   const [, setVersion] = useState(0);

@@ -1,11 +1,7 @@
 // `useStreamWithRecovery` for @langchain/svelte (1.x): its `useStream`, plus the route.
-// Same options (`threadId` may be a getter, as upstream's), same handle of reactive
-// getters, and `recovery`. Everything that is not Svelte is the @langchain/react
-// drop-in's too (../controller/binding.js): both bindings build the same v2 stream
-// controller. What is Svelte here: the handle's getters, which Svelte tracks (through
-// upstream's own `$state` and, for the route's answers, `createSubscriber`); the
-// controller's store, observed for thread and loading changes; `onDestroy`.
-// Plain JavaScript: no Svelte compiler is needed to bundle it.
+// Everything that is not Svelte is shared with the @langchain/react drop-in
+// (../controller/binding.js); what is Svelte here is the handle's tracked getters, the
+// controller's store observed, and `onDestroy`. Plain JavaScript: no Svelte compiler needed.
 
 import { STREAM_CONTROLLER, useStream } from "@langchain/svelte";
 import { onDestroy } from "svelte";
@@ -21,6 +17,9 @@ const OWN = [...VIEWED, "submit", "stop"];
  * `useStream(options)` from @langchain/svelte that always ends a run showing the
  * thread's authoritative answer. Call it where upstream's is called (a component's
  * initialisation). Extra option: `recovery: { maxWaitMs }`. Extra field: `recovery`.
+ * Same options (`threadId` may be a getter, as upstream's) and the same handle of
+ * reactive getters, which Svelte tracks through upstream's own `$state` and, for the
+ * route's answers, `createSubscriber`.
  */
 export function useStreamWithRecovery(options) {
   let notify = null;
