@@ -1,28 +1,6 @@
-"""Issue 26's polls after a new checkpoint, in a host that took only the route.
-
-On a 2,000-message thread in ``sessions.db``, read in-process through the demo's
-route-only app (``EvoScientist.langgraph_dev.http:routes_only_app``: the routes of
-``final_answer_routes()`` and nothing else, as upstream adopts them), each round
-commits a new checkpoint (a turn: a question and its answer, another connection) and
-then times, one after the other:
-
-- *read of the new checkpoint*: the poll that finds the new head and decodes it, made
-  the moment the commit returns (as a held poll wakes);
-- *poll right after it*: the next poll, the answer now cached per head; still inside
-  the change signal's trailing report of the commit, which vouches for nothing: the
-  wal-index's commit mark, unchanged since the read, vouches instead (no query, no
-  decode; ``store.sqlite.wal_index``);
-- *first poll past the commit's reports*: 100 ms later, the first poll after the
-  change signal's trailing report: the mark again, no query. It runs on a process that
-  slept 100 ms, whose caches others used meanwhile; its floor is the last column;
-- *repeat poll*: the next, nothing written since (no query);
-- *404 through the same app*: a path no route has, the host's own floor;
-- *404 after the same idle*: 100 ms later again, the same 404 first after the sleep:
-  the floor of a poll made by a process that slept.
-
-The same rounds run on a plain thread and on a DeltaChannel one (the agent's channel).
-Over HTTP, ``bench.http_floor``: an unchanged thread's poll against ``GET /ok`` in one
-``langgraph dev``. Run alone with ``python -m bench --only first-poll``.
+"""Polls after a new checkpoint, in a host that took only the route: on a 2,000-message
+thread in ``sessions.db``, how soon the new head is read and how little the polls after
+it cost. Run alone with ``python -m bench --only first-poll``.
 """
 
 from __future__ import annotations
@@ -93,6 +71,21 @@ def turn_graph(mode: Mode, saver: AsyncSqliteSaver) -> Any:
 
 
 async def polls(db: Path, mode: Mode, app: Any, rounds: int) -> dict[str, float]:
+    """Median times over ``rounds`` rounds. Each commits a new checkpoint (a turn, on
+    another connection), then times, one after the other, through ``app``:
+
+    - *read of the new checkpoint*: the poll that finds the new head and decodes it, made
+      the moment the commit returns (as a held poll wakes);
+    - *poll right after it*: the answer cached per head; inside the change signal's
+      trailing report of the commit, the wal-index's commit mark vouches instead (no query,
+      no decode; ``store.sqlite.wal_index``);
+    - *first poll past the commit's reports*: 100 ms later, the mark again, no query, on a
+      process that slept; its floor is the last column;
+    - *repeat poll*: the next, nothing written since (no query);
+    - *404 through the same app*: a path no route has, the host's own floor;
+    - *404 after the same idle*: 100 ms later again, the floor of a process that slept.
+
+    The same rounds run on a plain thread and on a DeltaChannel one (the agent's channel)."""
     thread_id = f"{mode}-{SIZE}"
     await seed.thread_direct(db, thread_id, mode, SIZE)
     path = route(thread_id)

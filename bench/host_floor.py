@@ -1,21 +1,7 @@
 """The host's floor for held requests: the host app named by ``BENCH_HOST_APP``
-(``module:attr``) with one more route in front, a held request that does nothing.
-
-``GET /api/bench-floor/hold?wait=N`` holds until ``POST /api/bench-floor/release`` (or
-``N`` seconds), watching for its client to leave as any held route must (one receive,
-as Starlette's own ``StreamingResponse`` does), then answers a small JSON body. The
-crowd bench holds a thousand of them beside a run, as it holds the route's long-polls:
-what they cost the run, and how soon after the release the last answer arrives, is
-what the host's own middleware costs a held request that reads nothing, renders
-nothing and shares nothing. Served as ``http.app`` by path (``bench/host_floor.py:app``).
-
-``GET /api/bench-floor/hold-pass?wait=N``, released by ``POST
-/api/bench-floor/release-pass``, is the floor of the route's own way of answering a
-crowd (``delivery``): the requests park, and the release sends every one's response in
-one pass, each through the ``send`` the host handed it, from one body rendered once.
-It reads nothing and renders nothing per request, so what it costs is what the host's
-middleware and the sockets cost a thousand responses sent at once: no route that
-answers through the host's stack can wake its crowd sooner.
+(``module:attr``) with held requests in front that read, render and share nothing, so
+the crowd bench can tell what the host's own middleware costs from what the route does.
+Served as ``http.app`` by path (``bench/host_floor.py:app``).
 """
 
 from __future__ import annotations
@@ -59,6 +45,9 @@ async def _disconnected(receive: Receive) -> None:
 
 
 async def hold(request: Request) -> Response:
+    """``GET /api/bench-floor/hold?wait=N``: held until ``POST /api/bench-floor/release``
+    (or ``N`` seconds), watching for its client to leave as any held route must (one
+    receive, as Starlette's ``StreamingResponse`` does), then a small JSON body."""
     released = _release_future()
     gone = asyncio.ensure_future(_disconnected(request.receive))
     try:
@@ -100,7 +89,14 @@ async def _never_receive() -> Message:  # pragma: no cover - a response never re
 
 
 class HoldPass:
-    """A raw ASGI endpoint: it keeps the ``send`` its host handed the route."""
+    """A raw ASGI endpoint: it keeps the ``send`` its host handed the route.
+
+    ``GET /api/bench-floor/hold-pass?wait=N``, released by ``POST
+    /api/bench-floor/release-pass``: the floor of the route's own way of answering a crowd
+    (``delivery``). The requests park, and the release sends every one's response in one
+    pass, each through its host's ``send``, from one body rendered once: what that costs is
+    the host's middleware and the sockets alone, so no route answering through the host's
+    stack can wake its crowd sooner."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def respond(released: object, rendered: dict[object, list[Message]]) -> None:

@@ -1,23 +1,6 @@
-"""Hold many long-polls from a process of its own, over raw sockets (no HTTP client),
-so that the load generator's cost is not the server's.
-
-``python -m bench.loadgen PORT`` reads one JSON list of request paths on its first
-stdin line, opens one connection per path and sends each GET, then prints
-``{"held": n}``. A later stdin line ``abort`` closes every connection at once (then
-``{"aborted": time}``); otherwise, once every response is in, it prints
-``{"results": [...]}``: per request its status, the time (``time.time()``) its response
-ended, and the JSON body's ``complete``, ``content`` and ``completed_at``.
-
-A poll whose wait ran out (a 200 saying ``"complete":false``) is sent again on a new
-connection, as every recovery client does, up to ``REPOLLS`` times: on a slow host the
-last runs of a scenario may end past the longest wait, and the answer a waiter ends
-with is the one measured (``repolls`` counts how often it asked again).
-
-Each connection is a bare ``asyncio.Protocol`` on uvloop: a response costs one callback
-that appends bytes and, once they are all in, reads the clock; nothing is parsed until
-every response has arrived. A thousand responses sent at once are read within a few
-milliseconds of their arrival, not one coroutine step after another (a StreamReader
-client took about 70 µs a response: 70 ms of its own before the last was timed).
+"""Hold many long-polls from a process of its own, over raw sockets (no HTTP client), so
+that the load generator's cost is not the server's: a bare ``asyncio.Protocol`` per
+connection on uvloop, nothing parsed until every response has arrived.
 """
 
 from __future__ import annotations
@@ -154,6 +137,16 @@ def _content_length(head: bytes) -> int:
 
 
 async def main(port: int) -> None:
+    """``python -m bench.loadgen PORT``: reads one JSON list of request paths on its first
+    stdin line, opens one connection per path and sends each GET, then prints
+    ``{"held": n}``. A later stdin line ``abort`` closes every connection at once (then
+    ``{"aborted": time}``); otherwise, once every response is in, it prints
+    ``{"results": [...]}``: per request its status, the time (``time.time()``) its response
+    ended, and the JSON body's ``complete``, ``content`` and ``completed_at``.
+
+    A poll whose wait ran out (a 200 saying ``"complete":false``) is sent again on a new
+    connection, as every recovery client does, up to ``REPOLLS`` times, and the answer a
+    waiter ends with is the one measured (``repolls`` counts how often it asked again)."""
     raise_fd_limit()
     loop = asyncio.get_running_loop()
     stdin = asyncio.StreamReader(limit=64 * 1024 * 1024)
