@@ -1,16 +1,7 @@
 """kill -9 of ``langgraph dev`` mid-run, then a restart on the same data dir: the route
-itself reports the thread truthfully — before the restart (read straight from
-``sessions.db``: ``running``, nothing can tell yet), and from the restarted server at
-once: ``run_lost``, complete, keeping the partial answer, never dressed up as final.
-
-The in-memory runtime flushes its runs to disk every 10 s, so a run killed before a
-flush is forgotten by the restarted server, and one killed after is retried by it.
-The test turns the flush off (``LANGGRAPH_DISABLE_FILE_PERSISTENCE``) to get the first
-case every time; the second is a run the server knows, read as ``running``
-(``tests/answer/test_run_liveness.py``).
-
-(``tests/recovery/test_restart.py`` holds the client to the same; this is the route's
-own answer, read without any client logic.)
+itself reports the thread truthfully, ``running`` before the restart and ``run_lost``
+from the restarted server at once, keeping the partial answer, never dressed up as final.
+(``tests/recovery/test_restart.py`` holds the client to the same.)
 """
 
 from __future__ import annotations
@@ -56,6 +47,11 @@ def assert_truthful(body: dict[str, Any], full_answer: str) -> None:
 
 
 async def test_kill_9_mid_run_then_restart(tmp_path: Path) -> None:
+    """The in-memory runtime flushes its runs to disk periodically, so a run killed before a
+    flush is forgotten by the restarted server, and one killed after is retried by it. The
+    flush is turned off (``LANGGRAPH_DISABLE_FILE_PERSISTENCE``) to get the first case every
+    time; the second is a run the server knows, read as ``running``
+    (``tests/answer/test_run_liveness.py``)."""
     work, data, port = tmp_path / "work", tmp_path / "data", free_port()
     full_answer = answer_for(QUESTION, [notes_for(QUESTION)])
     with langgraph_dev(work, data, port=port, env=SLOW) as first:

@@ -1,20 +1,8 @@
 """The WebUI's adoption, proven in a real browser: a React chat page using
-``useStreamWithRecovery`` exactly as a chat app uses ``useStream`` (the WebUI's hook and
-submit options), served from another origin than a real ``langgraph dev`` and loaded in
-headless Debian chromium; a fault-injecting proxy breaks the page's streams.
-
-For every fault, 1 s after each run's end the page shows exactly the route's
-``format=text`` answer, no prefix of it twice, and the run's tool call. On a healthy run
-the hook changes nothing the user sees: a page reading only ``messages`` streams the
-answer token by token as with bare ``useStream``.
-
-Every test runs on each SDK of ``jstools.SDKS`` (the lockfile's and the newest 1.x).
-
-Set ``EVOSCIENTIST_BROWSER_TABLE=path`` to also measure, on each SDK, bare ``useStream``
-(with langgraph's default CORS, and with ``Location`` exposed) and the hook, plus a server
-restarted mid-run, and merge them into the table as that SDK's columns
-(``make webui-browser-table``; tests/support/browser_table.py; @langchain/react's columns
-come from tests/js/test_browser_langchain_react.py).
+``useStreamWithRecovery`` as a chat app uses ``useStream``, against a real ``langgraph
+dev`` behind a fault-injecting proxy, on each SDK of ``jstools.SDKS``. With
+``EVOSCIENTIST_BROWSER_TABLE=path`` it also measures that SDK's columns of the table
+(``make webui-browser-table``).
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
-"""CopilotKit: a real ``CopilotRuntime`` serving @ag-ui/langgraph's ``LangGraphAgent``,
-bare and then as ``@evoscientist/final-answer/ag-ui``'s drop-in, against a real
-``langgraph dev``, with a fault proxy between the runtime and the server, and a real
-AG-UI client (``@ag-ui/client``'s ``HttpAgent``) reading the runtime
-(tests/js/copilotkit/copilotkit.test.mjs).
-
-Each cut breaks the run's stream (``POST /threads/{id}/runs/stream``, or its rejoin)
-between the runtime and the server: mid-answer once per turn, mid-answer and then every
-rejoin, and before the POST's response. Adopted, every turn ends finished on the route's
-exact text with one run per request (node asserts it); bare is measured and reported
-(docs/front-ends/copilotkit.md). Then the same without a cut (the drop-in sends what
-LangGraphAgent sends; a failed run ends on the route's error), and a CopilotKit page
-(@copilotkit/react-core) in Debian's chromium (tests/support/browser_copilotkit.py):
-through a cut mid-answer, and through what a user does mid-run on the adopted page (Stop
-mid-answer, Stop while a cut is being recovered, a thread switch). With
-``EVOSCIENTIST_BROWSER_TABLE`` set, the page's bare and adopted columns of
-docs/webui-browser-table.md are measured.
+"""CopilotKit: a real ``CopilotRuntime`` serving @ag-ui/langgraph's ``LangGraphAgent``, bare
+and as ``@evoscientist/final-answer/ag-ui``'s drop-in, against a real ``langgraph dev``
+behind a fault proxy, read by a real AG-UI client (tests/js/copilotkit/copilotkit.test.mjs)
+and a CopilotKit page in chromium. Adopted, every turn ends on the route's exact text
+with one run per request; bare is measured (docs/front-ends/copilotkit.md).
 """
 
 from __future__ import annotations

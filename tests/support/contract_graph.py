@@ -1,21 +1,7 @@
 """The contract graph (``langgraph.json`` → ``graphs`` → ``contract``), the same in both
-languages: this one for the Python ``langgraph dev``, tests/jsserver/src/contract.ts for
-the JavaScript server (tests/support/js_server.py), so the final-answer route's JSON can
-be compared across the two servers apart from ids and timestamps.
-
-One node, ``agent``, answers the latest human message ``q`` through a fake streaming
-chat model (no network, no key), token by token, so a ``messages`` stream shows chunks:
-
-- ``[fail]`` in ``q``: the model streams the answer's first ``FAIL_AFTER`` tokens, then
-  raises ``RuntimeError(FAILURE)``, and so the node and the run fail;
-- ``[interrupt]`` in ``q``: the node calls ``interrupt(QUESTION)`` first; resumed, it
-  answers as below;
-- ``[think]`` in ``q``: the answer opens with its reasoning inline (``<think>…</think>``);
-- otherwise the answer is ``answer_for(q)``, in word-sized tokens, ``SLOW_DELAY`` s
-  apart when ``q`` holds ``[slow]``, else ``DELAY`` s.
-
-The AI message's id is the framework's (``lc_run--…`` here, ``run-…`` in JS).
-No checkpointer: ``langgraph dev`` gives the graph its own.
+languages (tests/jsserver/src/contract.ts for the JavaScript server), so the route's
+JSON can be compared across the two servers apart from ids and timestamps. No
+checkpointer: ``langgraph dev`` gives the graph its own.
 """
 
 from __future__ import annotations
@@ -81,7 +67,18 @@ def question_of(messages: Sequence[BaseMessage]) -> str:
 
 
 class ContractChatModel(BaseChatModel):
-    """A fake chat model: the contract's answer to the latest question, streamed."""
+    """A fake chat model: the contract's answer to the latest question, streamed token by
+    token (no network, no key), so a ``messages`` stream shows chunks. By the latest human
+    message ``q``:
+
+    - ``[fail]``: the first ``FAIL_AFTER`` tokens, then ``RuntimeError(FAILURE)``, so the
+      node and the run fail;
+    - ``[interrupt]``: the node calls ``interrupt(QUESTION)`` first; resumed, it answers;
+    - ``[think]``: the answer opens with its reasoning inline (``<think>…</think>``);
+    - otherwise ``answer_for(q)``, in word-sized tokens, ``SLOW_DELAY`` s apart when ``q``
+      holds ``[slow]``, else ``DELAY`` s.
+
+    The AI message's id is the framework's (``lc_run--…`` here, ``run-…`` in JS)."""
 
     @property
     def _llm_type(self) -> str:

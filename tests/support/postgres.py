@@ -1,21 +1,6 @@
-"""A PostgreSQL server for tests: throwaway databases, created and dropped per use.
-
-``$EVOSCIENTIST_TEST_POSTGRES_URI`` names a database on the server to administer from
-(default ``postgresql://postgres@127.0.0.1:5432/test``, as ``.ci/run`` exports it). Each
-test database is ``evosci_<random>`` on that server, so runs never collide, and is
-dropped (``WITH (FORCE)``) afterwards. Without a reachable server the tests that need
-one skip with the reason, except under CI (``CI=true``), where they fail.
-
-Creating a database takes about half a second, so the backend-parametrized tests
-share one database per run and each gets a schema of its own in it instead (its URI
-sets ``search_path``; the saver's unqualified table names land there): the same
-isolation at a hundredth of the cost.
-
-Reusable by any test or benchmark::
-
-    async with temporary_database() as uri:  # empty: no tables yet
-        async with open_seeder(uri) as seeder:  # tables set up by AsyncPostgresSaver
-            ...
+"""A PostgreSQL server for tests: throwaway databases (``evosci_<random>``, dropped after
+use) on the server ``$EVOSCIENTIST_TEST_POSTGRES_URI`` names. Without a reachable server
+the tests that need one skip, except under CI, where they fail.
 """
 
 from __future__ import annotations
@@ -127,7 +112,11 @@ def session_database() -> Iterator[str]:
 @asynccontextmanager
 async def temporary_schema(database: str) -> AsyncIterator[str]:
     """A new, empty schema in ``database``: a URI whose sessions read and write there
-    (as a database of its own would); dropped, with everything in it, on exit."""
+    (as a database of its own would); dropped, with everything in it, on exit.
+
+    Creating a database is slow, so the backend-parametrized tests share one database per
+    run (``session_database``) and each gets a schema of its own in it: its URI sets
+    ``search_path``, where the saver's unqualified table names land."""
     name = new_schema_name()
     async with await psycopg.AsyncConnection.connect(database, autocommit=True) as conn:
         await conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(name)))
@@ -159,7 +148,12 @@ async def drop_database(name: str) -> None:
 
 @asynccontextmanager
 async def temporary_database() -> AsyncIterator[str]:
-    """A new, empty database on the test server (its URI); dropped on exit."""
+    """A new, empty database on the test server (its URI); dropped on exit. Reusable by any
+    test or benchmark::
+
+        async with temporary_database() as uri:  # empty: no tables yet
+            async with open_seeder(uri) as seeder:  # tables set up by AsyncPostgresSaver
+                ..."""
     require_postgres()
     name = new_database_name()
     uri = await create_database(name)

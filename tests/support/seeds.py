@@ -1,21 +1,6 @@
-"""Seed real checkpoint stores by running real compiled langgraph graphs.
-
-Every checkpoint the tests read was written by the checkpointer of its store while a
-compiled graph ran (``AsyncSqliteSaver`` on a ``sessions.db`` file, or
-``AsyncPostgresSaver`` on a PostgreSQL database: see ``Store``): the project's agent
-with the offline model, or small graphs whose nodes answer with chosen ``AIMessage``
-content (through ``GenericFakeChatModel``), interrupt, raise, wait on a gate, or call a
-subgraph. Nothing is hand-built or mocked.
-
-The expected answer always comes from the same graph's ``aget_state`` (see
-``expected_answer``), so a test holds the route against langgraph's own view of the
-thread rather than against a literal only.
-
-Reusable by any test module (unit, HTTP, e2e, perf, reliability)::
-
-    async with open_seeder(db_path) as seeder:  # or a postgresql:// URI, or a Store
-        thread = await seeder.chat([AIMessage("hi")])
-        snapshot = await thread.state()
+"""Seed real checkpoint stores by running real compiled langgraph graphs (nothing hand-built
+or mocked), on ``sessions.db`` or PostgreSQL (``Store``); the expected answer comes from
+the same graph's ``aget_state`` (``expected_answer``), not from a literal only.
 """
 
 from __future__ import annotations
@@ -846,7 +831,11 @@ class Seeder:
 async def open_seeder(target: Store | Path | str) -> AsyncIterator[Seeder]:
     """A writer on ``target``, tables set up, closed on exit: a ``sessions.db`` path
     (created, WAL mode) or a ``postgresql://`` URI (an existing database), as the
-    servers' checkpointer factory writes them."""
+    servers' checkpointer factory writes them. Reusable by any test module::
+
+        async with open_seeder(db_path) as seeder:
+            thread = await seeder.chat([AIMessage("hi")])
+            snapshot = await thread.state()"""
     store = Store.of(target)
     if store.backend == "postgres":
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver

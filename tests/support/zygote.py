@@ -1,18 +1,7 @@
-"""``langgraph dev`` servers forked from one process that imported their heavy modules once.
-
-A server's start was mostly imports (langchain_core, langsmith, langgraph, pydantic,
-uvicorn: about 5 s of CPU each, py-spy), and the suite starts about fifty: a quarter of
-its CPU on 2 cores. Here one process per test process (started on first use, run as
-``python -m tests.support.zygote``) imports those modules once, then forks each server:
-the child sets its own environment, working directory and log, and runs the ``langgraph``
-command's own entry point, ``langgraph dev …``, in a session of its own, as a started
-process would. A forked server is up in about 1 s of CPU. Nothing that reads a server's
-settings at import is imported before the fork (``langgraph_api`` reads its environment
-then): only libraries every server imports the same way.
-
-The zygote reaps its children and writes each one's exit status beside its log
-(``<log>.exit``), where ``ForkedProcess`` (the ``subprocess.Popen`` subset the tests use:
-``pid``, ``poll``, ``wait``, ``returncode``) reads it.
+"""``langgraph dev`` servers forked from one process that imported their heavy modules once
+(run as ``python -m tests.support.zygote``): a server's start is mostly imports, and the
+suite starts dozens. Nothing that reads a server's settings at import (``langgraph_api``)
+is imported before the fork.
 """
 
 from __future__ import annotations
@@ -55,7 +44,9 @@ def exit_path(log_path: Path | str) -> Path:
 
 
 def _run_child(request: Mapping[str, object]) -> None:
-    """In the forked child: become the server the request describes, then exit."""
+    """In the forked child: become the server the request describes, then exit. It sets its
+    own environment, working directory and log, and runs the ``langgraph`` command's own
+    entry point, ``langgraph dev …``, in a session of its own, as a started process would."""
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -118,7 +109,9 @@ def main() -> None:
 
 
 class ForkedProcess:
-    """A server forked by the zygote, as the tests use a ``subprocess.Popen``."""
+    """A server forked by the zygote, as the tests use a ``subprocess.Popen`` (``pid``,
+    ``poll``, ``wait``, ``returncode``). The zygote reaps its children and writes each
+    one's exit status beside its log (``<log>.exit``), where this reads it."""
 
     def __init__(self, pid: int, log_path: Path) -> None:
         self.pid = pid

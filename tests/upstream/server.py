@@ -1,15 +1,6 @@
-"""upstream EvoScientist 0.3.8's own server, adopted with the kit's patch
-(``upstream/evoscientist.patch``), started with the upstream environment's ``langgraph dev``.
-
-The adoption is applied to a clean unzip of the release's wheel (the file the package
-index serves, kept by ``make upstream-env``): the patch goes in with ``git apply``
-(``patch -p1 --dry-run`` must agree where ``patch`` exists), and the unzipped tree must
-then match the wheel's RECORD in every file but the ones the patch names. The
-server runs upstream from that tree: its root goes first on the server's
-``PYTHONPATH``, so ``EvoScientist`` imports from it (the environment gives the
-dependencies), and the config is the tree's own ``EvoScientist/langgraph_dev/
-langgraph.json``, whose ``http.app`` names ``EvoScientist.langgraph_dev.http:app`` as
-upstream ships it. The only other difference is the model: upstream's model factory
+"""upstream EvoScientist's own server, adopted with the kit's patch
+(``upstream/evoscientist.patch``) on a clean unzip of the release's wheel, and started
+with the upstream environment's ``langgraph dev`` from that tree; its model factory
 returns a scripted chat model (``site/sitecustomize.py``), so no key or network is needed.
 """
 
@@ -123,7 +114,13 @@ def adopted_wheel(
 ) -> Path:
     """upstream's wheel unzipped at ``root / name`` with the kit's patch applied (but
     for the files ``without`` names), checked to differ from the wheel in the patched
-    files only; the tree's root."""
+    files only; the tree's root.
+
+    The wheel is the file the package index serves, kept by ``make upstream-env``; the
+    patch goes in with ``git apply`` (``patch -p1 --dry-run`` must agree where ``patch``
+    exists), and the tree must then match the wheel's RECORD in every file but the ones the
+    patch names. The server runs from that tree, first on its ``PYTHONPATH``, with the
+    tree's own ``EvoScientist/langgraph_dev/langgraph.json`` as upstream ships it."""
     tree = unzip_wheel(env, root, name)
     apply_adoption(tree, without)
     changed = changed_from_record(tree)

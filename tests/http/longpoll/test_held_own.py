@@ -1,22 +1,6 @@
-"""Each held answer is its own response (issue 31): through any host middleware, in
-its own request's context.
-
-A poll sends the responses of all the requests parked on it in one pass
-(``delivery``, ``held_response``). Middleware writes into the messages it is given
-(GZip its compressed body and its trailer, CORS and a request-id middleware their
-headers) and reads context variables in its ``send`` (a request id, as
-asgi-correlation-id does): a message shared between two responses carried one's
-writes into the other (the second gzip'd answer decompressed to junk, an identity one
-was longer than its ``Content-Length``), and responses sent in the poll's context all
-carried the id of the request that started it.
-
-The hosts run behind a real uvicorn: the route-only host (``final_answer_routes()``)
-and the complete app mounted in a host, its front door closed (outside the server) and
-open (inside it: the server's modules stood in for). Behind each middleware alone, 50
-requests are held per wake, behind all of it stacked 150, over ``WAKES`` runs; every
-request is on a keep-alive connection of its own, which the next wake reuses with the
-other encoding. Every response is compared with a plain request's, and uvicorn's log
-must stay empty.
+"""Each held answer is its own response: through any host middleware (GZip, CORS, a
+request id), with messages of its own and in its own request's context, behind a real
+uvicorn, for the route-only host and the complete app with its front door closed and open.
 """
 
 from __future__ import annotations
@@ -221,6 +205,14 @@ async def test_every_held_answer_is_its_own_response(
     host: str,
     stack: str,
 ) -> None:
+    """Middleware writes into the messages it is given (GZip its body and trailer, CORS and
+    a request-id middleware their headers) and reads context variables in its ``send``: a
+    message shared between two responses would carry one's writes into the other, and
+    responses sent in the poll's context would all carry the id of the request that
+    started it. Behind each middleware alone 50 requests are held per wake, behind all of
+    it stacked 150, over ``WAKES`` runs, each on a keep-alive connection of its own that
+    the next wake reuses with the other encoding; every response is compared with a plain
+    request's, and uvicorn's log must stay empty."""
     if host == "complete_app_front_door":
         open_front_door(monkeypatch)
     caplog.set_level(logging.DEBUG, logger="evoscientist_final_answer.http.longpoll")

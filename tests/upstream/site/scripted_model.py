@@ -1,19 +1,6 @@
-"""A scripted chat model for upstream EvoScientist's real agent (server side only).
-
-The turn's question decides the script, so any caller (the main agent, a middleware
-that asks the model again) gets the same reply for the same messages:
-
-- ``[tool]``: first call ``write_todos`` (deepagents' todo tool, no side effects), then
-  answer with the tool's result in the text;
-- ``[hitl]``: call ``execute``, which upstream's HITL config interrupts before it runs;
-- ``[steps]``: call ``write_todos`` again and again (``STEPS`` times), so the run keeps
-  writing checkpoints until it is cancelled (a rollback's target), then answer;
-- anything else: answer at once. Every answer streams a reasoning block, then its text,
-  token by token (``[slow]`` questions slower, so a proxy can cut mid-answer; ``[long]``
-  answers run to some 900 characters, so a cut lands well inside them).
-
-The answer text is a pure function of the question (``answer_for``), so a test can also
-say what the right answer is without reading the server.
+"""A scripted chat model for upstream EvoScientist's real agent (server side only): the
+turn's question decides the script, and the answer text is a pure function of it
+(``answer_for``), so a test can say what the right answer is without reading the server.
 """
 
 from __future__ import annotations
@@ -105,7 +92,16 @@ def _delay(messages: Sequence[BaseMessage]) -> float:
 
 
 class ScriptedChatModel(BaseChatModel):
-    """Tool-calling, reasoning, streaming, deterministic."""
+    """Tool-calling, reasoning, streaming, deterministic. By the turn's question:
+
+    - ``[tool]``: first call ``write_todos`` (deepagents' todo tool, no side effects), then
+      answer with the tool's result in the text;
+    - ``[hitl]``: call ``execute``, which upstream's HITL config interrupts before it runs;
+    - ``[steps]``: call ``write_todos`` again and again (``STEPS`` times), so the run keeps
+      writing checkpoints until it is cancelled (a rollback's target), then answer;
+    - anything else: answer at once. Every answer streams a reasoning block, then its text,
+      token by token (``[slow]`` questions slower, so a proxy can cut mid-answer; ``[long]``
+      answers run to some 900 characters, so a cut lands well inside them)."""
 
     @property
     def _llm_type(self) -> str:
