@@ -1,10 +1,7 @@
 """``make test``'s grouping (tests/grouping.py), as pytest-xdist applies it: a module
-sharing a module-scoped fixture runs on one worker, and so does a named ``xdist_group``.
-
-Both were lost without a failing test: the conftest's groups were added after xdist had
-read them, pytest 9.2's node ids ignore the group xdist appends, and a group named with a
-``]`` (the SDK and transport groups) is no group to xdist; each time every test went to
-whichever worker was free and each worker started its own servers."""
+sharing a module-scoped fixture runs on one worker, and so does a named ``xdist_group``;
+a lost grouping fails no other test, each worker just starts its own servers.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Inside a real ``langgraph dev`` (issue 12): other methods get a 405 in the documented
-shape, and the route's normal outcomes leave the server's log quiet."""
+"""Inside a real ``langgraph dev``: other methods get a 405 in the documented shape, and
+the route's normal outcomes leave the server's log quiet.
+"""
 
 from __future__ import annotations
 

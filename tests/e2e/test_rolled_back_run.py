@@ -1,9 +1,7 @@
-"""A rolled-back run inside a real ``langgraph dev``, on both stores: ``?run_id=`` of
-it is ``404 run_not_found`` at once (even under ``wait=``), and the thread reads as it
-was before it. On PostgreSQL (a store other servers may share) the run used to stay
-``pending`` for good: a run this server does not know might be another server's, but
-this one deleted it itself. Every other reader of the store knows it too (the
-deletion is marked in the store: ``store.deleted_runs``).
+"""A rolled-back run inside a real ``langgraph dev``, on both stores: ``?run_id=`` of it is
+``404 run_not_found`` at once (even under ``wait=``), also on PostgreSQL, where a run
+this server does not know might be another server's, and the thread reads as it was
+before it. Every other reader of the store knows it too (``store.deleted_runs``).
 """
 
 from __future__ import annotations

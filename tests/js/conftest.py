@@ -1,12 +1,7 @@
-"""What the Chromium modules share on one worker (``make test`` runs them in two lanes,
-tests/grouping.py): one Chromium, one built site per SDK, one ``langgraph dev``. Each
-module once started all three of its own; on 2 cores that was a tenth of the suite.
-
-The site is built once per run even across workers: the first worker to need an SDK's
-pages builds them under the run's shared temporary root, the others wait for it.
-
-Their tests run in the session's event loop (``pytest.mark.asyncio(loop_scope=
-"session")``): the browser is bound to the loop it was started in.
+"""What the Chromium modules share on one worker (tests/grouping.py): one Chromium, one
+built site per SDK (built once per run, even across workers), one ``langgraph dev``.
+Their tests run in the session's event loop: the browser is bound to the loop it was
+started in.
 """
 
 from __future__ import annotations

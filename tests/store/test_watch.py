@@ -1,9 +1,6 @@
-"""The store's thread watch (``evoscientist_final_answer/store/watch.py``) on the real readers: a
-new head wakes every waiter of its thread, whichever path sees it first (issue 20 §2).
-
-The watch's checks run here only when the test says (``CheckClock``), so the order
-of "a commit, a read, a check" is the test's, not the scheduler's: the real head
-query of each reader, on a real store written by a real graph.
+"""The store's thread watch (``store/watch.py``) on the real readers: a new head wakes every
+waiter of its thread, whichever path sees it first. Checks run only when the test says
+(``CheckClock``), so the order of "a commit, a read, a check" is the test's.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""httpx clients for the servers the suite starts on this machine.
-
-Making an ``httpx.AsyncClient`` builds an SSL context, which loads certifi's CA bundle:
-about 20 ms of CPU, for clients that speak plain HTTP to 127.0.0.1. The browser modules'
-helpers made one per request while polling a run (``nth_run`` every 50 ms): py-spy put
-it at a third of a browser module's test-process CPU. One context, built once, serves
-every client made here.
+"""httpx clients for the servers the suite starts on this machine, sharing one SSL context
+built once: each new ``httpx.AsyncClient`` would otherwise load certifi's CA bundle, a
+real CPU cost for clients made per request that speak plain HTTP to 127.0.0.1.
 """
 
 from __future__ import annotations

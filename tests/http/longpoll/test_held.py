@@ -1,8 +1,6 @@
-"""The cap on held long-polls (``evoscientist_final_answer/http/longpoll/held.py``, issue 20 §5).
-
-In-process with a cap of two set by the environment, and a real ``langgraph dev``
-started with a low open-file limit: more polls than the server has descriptors for
-no longer starve it (``/ok``, run creation and the route keep answering).
+"""The cap on held long-polls (``http/longpoll/held.py``): in-process with a cap of two,
+and in a real ``langgraph dev`` with a low open-file limit, more polls than the server
+has descriptors for do not starve it (``/ok``, run creation and the route keep answering).
 """
 
 from __future__ import annotations

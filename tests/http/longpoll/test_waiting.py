@@ -1,7 +1,6 @@
-"""Long-polls share their work and end with their client (issue 12).
-
-Head queries are counted on the real reader (SQLite and PostgreSQL), with one waiter
-and with many on the same thread; a held request is dropped over a real socket.
+"""Long-polls share their work and end with their client: head queries counted on the real
+readers (SQLite and PostgreSQL) with one waiter and many; a held request dropped over a
+real socket.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""No stolen wakes through the route (issue 20 §2): parked long-polls of every kind
-(plain, ``format=text``, ``include_reasoning``, ``If-None-Match``, ``run_id``) all wake
-when a run ends, whichever request reads the new head first — a plain GET, one by
-``run_id``, one with a validator, or another long-poll — and a poll whose time is up
-answers from a read made then.
-
-The store's watch checks only on the test's word (``tests/store/test_watch.py``), so the
-other request's read is first by construction; the store, the graph, the reader and
-the app are the real ones.
+"""No stolen wakes through the route: parked long-polls of every kind all wake when a run
+ends, whichever request reads the new head first, and a poll whose time is up answers
+from a read made then. The store's watch checks only on the test's word, so the other
+request's read is first by construction; everything else is real.
 """
 
 from __future__ import annotations

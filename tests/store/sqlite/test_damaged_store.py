@@ -1,6 +1,7 @@
-"""A damaged ``sessions.db`` against a busy one (issue 12): damage that will not heal is
+"""A damaged ``sessions.db`` against a busy one: damage that will not heal is
 ``store_damaged`` (not retryable); contention that will is ``store_unavailable``
-(retryable)."""
+(retryable).
+"""
 
 from __future__ import annotations
 
