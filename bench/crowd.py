@@ -1,9 +1,6 @@
-"""A thousand waiting browsers (issue 12): held ``wait=30`` long-polls against a real
-``langgraph dev``, its runs made by the offline agent.
-
-The polls come from ``bench.loadgen`` (a process of its own, raw sockets); the server's
-CPU, memory and file descriptors are read from ``/proc`` for its whole process group.
-Each scenario runs its runs once without waiters and once with them, side by side.
+"""A thousand waiting browsers: held ``wait=30`` long-polls (``bench.loadgen``) against a
+real ``langgraph dev`` running the offline agent, each scenario's runs once without
+waiters and once with them; the server's CPU, memory and descriptors from ``/proc``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""Rollback cost in a large store (issue 20): ``adelete_for_runs`` of a thread's newest
-run (langgraph-api's ``cancel?action=rollback``), and of a run in the middle of a
-thread (re-parented and re-materialised), against the scan the saver ran before: the
-previous code's first statement, ``json_extract`` of every row's metadata, on the
-saver's connection under its lock, where every run's writes wait for it. Side by side,
-in the same interleaved rounds, on one ``sessions.db`` of 200,000 checkpoint rows.
-
-The store: one thread of the agent's real turns, cloned by SQL into threads of their
-own, each clone's runs renamed so that a rollback touches one thread.
+"""Rollback cost in a large store: ``adelete_for_runs`` of a thread's newest run and of one
+in the middle (re-parented, re-materialised), against a scan of every row's metadata
+(``json_extract``) under the saver's lock, where every run's writes wait for it; on one
+``sessions.db`` of 200,000 rows (one thread of real turns, cloned by SQL).
 """
 
 from __future__ import annotations

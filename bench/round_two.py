@@ -1,10 +1,6 @@
-"""Issue 13's scenarios, side by side in one run: PostgreSQL against SQLite on the same
-threads, and a restarted server's first read against a warm one. (The route over HTTP
-against the server's own ``GET /ok`` is ``bench.first_poll``'s now, beside the polls
-after a new checkpoint.)
-
-Run alone with ``python -m bench --only round-two`` (``bench/run.py`` calls
-``measure`` and ``bench/report.py`` calls ``targets``/``section``).
+"""PostgreSQL against SQLite on the same threads, and a restarted server's first read
+against a warm one, side by side in one run. Run alone with ``python -m bench --only
+round-two`` (``bench/run.py`` calls ``measure``, ``bench/report.py`` ``targets``/``section``).
 """
 
 from __future__ import annotations

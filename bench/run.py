@@ -1,7 +1,6 @@
-"""The benchmark scenarios of issue 5, measured side by side in one run.
-
-Sizes are message counts of one research thread. Every ratio below comes from medians
-taken in the same interleaved rounds, so machine noise hits both sides alike.
+"""The benchmark scenarios, measured side by side in one run. Sizes are message counts of
+one research thread; every ratio comes from medians taken in the same interleaved
+rounds, so machine noise hits both sides alike.
 """
 
 from __future__ import annotations
