@@ -1,14 +1,7 @@
-"""Shared fixtures: a checkpoint store seeded by real graphs, and an in-process client
-for the Starlette app reading it.
-
-The store is a ``sessions.db`` file by default. A module or test marked
-``@pytest.mark.backends("sqlite", "postgres")`` runs once per backend through the
-``backend`` parameter, with the same expectations: ``store``, ``seeder`` and ``client``
-then write and read a throwaway PostgreSQL database too (see ``tests/support/postgres.py``).
-Tests that inspect the SQLite file itself use ``db_path`` and stay SQLite-only.
-
-The writer (``seeder``) stays open for the whole test so ``thread.state()``
-(``graph.aget_state``) can be compared with what the route answers.
+"""Shared fixtures: a checkpoint store seeded by real graphs (``seeder``, open for the
+whole test so ``thread.state()`` can be compared with the route), and an in-process
+client for the app reading it. ``@pytest.mark.backends("sqlite", "postgres")`` runs a
+module or test once per backend; ``db_path`` is for tests of the SQLite file itself.
 """
 
 from __future__ import annotations

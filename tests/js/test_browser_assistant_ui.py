@@ -1,14 +1,8 @@
 """`@evoscientist/final-answer/assistant-ui`, proven in a real browser: assistant-ui's
-Thread on `useLangGraphRuntime`, its `stream` built by `unstable_createLangGraphStream`
-(bare) or, one call changed, by `createLangGraphStreamWithRecovery`, served from another
-origin than a real ``langgraph dev`` and loaded in headless Debian chromium; a
-fault-injecting proxy cuts the page's run streams.
-
-Each page asks two questions and every stream connection of each turn is cut
-mid-answer: the adopted page shows each turn's answer exactly as the route's
-``format=text`` gives it, one run per submit, its tokens streamed before the cut as the
-bare page's were. A POST cut before its response runs once. The bare page's figures are
-printed and go to the table (docs/webui-browser-table.md).
+Thread on `useLangGraphRuntime`, its `stream` from `unstable_createLangGraphStream`
+(bare) or `createLangGraphStreamWithRecovery` (one call changed), against a real
+``langgraph dev`` behind a fault-injecting proxy. The bare page's figures go to
+docs/webui-browser-table.md.
 """
 
 from __future__ import annotations
@@ -67,6 +61,9 @@ def describe(name: str, outcome: Outcome) -> str:
 async def test_two_turns_cut_mid_answer_end_on_the_route_answer(
     browser: Browser, site: str, api: DevServer, stream_bytes: int
 ) -> None:
+    """Every stream connection of each of two turns is cut mid-answer: the adopted page shows
+    each turn's answer exactly as the route's ``format=text`` gives it, one run per submit,
+    its tokens streamed before the cut as the bare page's were."""
     fault = every_stream_cut(stream_bytes)
     bare, adopted = await bare_and_adopted(browser, api, functools.partial(page_of, site), fault, 2)
     context = f"{describe('bare', bare)}\n{describe('adopted', adopted)}"

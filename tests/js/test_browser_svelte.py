@@ -1,15 +1,7 @@
-"""`@evoscientist/final-answer/svelte`, proven in a real browser: a Svelte 5 chat page
-(tests/js/browser/Svelte.svelte, compiled by esbuild-svelte) on @langchain/svelte's
-`useStream` (bare) or, one import changed, `useStreamWithRecovery`, served from another
-origin than a real ``langgraph dev`` and loaded in headless Debian chromium, over SSE and
-over WebSocket; a fault-injecting proxy cuts the page's event streams.
-
-Each page asks two questions and every event stream of each turn is cut mid-answer: the
-adopted page shows each turn's answer exactly as the route's ``format=text`` gives it,
-one run per submit, its tokens streamed before the cut as the bare page's were. A
-`run.start` cut before its answer (the POST's response over SSE, the socket over
-WebSocket) runs once and shows its answer. The bare page's figures are printed and go to
-the table (docs/webui-browser-table.md).
+"""`@evoscientist/final-answer/svelte`, proven in a real browser: a Svelte 5 chat page on
+@langchain/svelte's `useStream` (bare) or `useStreamWithRecovery` (one import changed),
+over SSE and WebSocket, against a real ``langgraph dev`` behind a fault-injecting proxy.
+The bare page's figures go to docs/webui-browser-table.md.
 """
 
 from __future__ import annotations
@@ -98,6 +90,9 @@ async def both(
 async def test_two_turns_cut_mid_answer_end_on_the_route_answer(
     transport: str, browser: Browser, site: str, api: DevServer, stream_bytes: StreamBytes
 ) -> None:
+    """Every event stream of each of two turns is cut mid-answer: the adopted page shows
+    each turn's answer exactly as the route's ``format=text`` gives it, one run per submit,
+    its tokens streamed before the cut as the bare page's were."""
     total = await stream_bytes(transport)
     bare, adopted, context = await both(browser, site, api, TWO_CUT, transport, total)
     assert adopted.proxy.stats.fired >= 2, f"the fault did not cut both turns; {context}"

@@ -1,14 +1,6 @@
-"""Property test of store maintenance (hypothesis): random interleavings of runs
-(finished, or stopped with ``next`` pending as a run in flight is, or resumed) and
-maintenance calls (``aprune`` both strategies, ``adelete_for_runs`` of any runs, the
-oldest, the middle and the newest among them, ``acopy_thread``) on the factory's saver,
-both stores, plain and ``DeltaChannel`` messages. After every call:
-
-- every surviving checkpoint decodes (``graph.aget_state`` at its id) exactly as
-  langgraph decoded it when it was written, and names a stored parent or none;
-- ``adelete_for_runs`` removed exactly the runs' checkpoints; ``keep_latest`` kept the
-  head and, while the head's run is unfinished, the previous run's newest checkpoint;
-  a copy holds the source's checkpoints.
+"""Property test of store maintenance (hypothesis): random interleavings of runs and
+maintenance calls on the factory's saver, both stores, plain and ``DeltaChannel``
+messages; after every call no surviving checkpoint decodes differently.
 """
 
 from __future__ import annotations
@@ -163,6 +155,15 @@ async def saver(store: Store, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[
 async def test_no_maintenance_changes_a_surviving_checkpoint(
     saver: BaseCheckpointSaver, mode: MessagesMode, ops: list[tuple[Any, ...]]
 ) -> None:
+    """Runs finished, stopped with ``next`` pending (as a run in flight is) or resumed, and
+    ``aprune`` (both strategies), ``adelete_for_runs`` (of any runs: the oldest, the
+    middle, the newest) and ``acopy_thread``. After every call:
+
+    - every surviving checkpoint decodes (``graph.aget_state`` at its id) exactly as
+      langgraph decoded it when it was written, and names a stored parent or none;
+    - ``adelete_for_runs`` removed exactly the runs' checkpoints; ``keep_latest`` kept the
+      head and, while the head's run is unfinished, the previous run's newest checkpoint;
+      a copy holds the source's checkpoints."""
     trial = Trial(saver, mode)
     await trial.run({"messages": [HumanMessage("first question")]})
     for op in ops:

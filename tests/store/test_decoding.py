@@ -1,14 +1,7 @@
-"""The one pure decode (``store/decoding.py``: ``answer_from_parts``) and the skeleton
-around it (``fetch_parts``, ``decode_parts``, ``decode``), on the parts each backend
-fetches of real checkpoints.
-
-Every thread is written by a real compiled graph (``tests/support/seeds.py``); its
-parts are fetched by the backend's own ``PartsSource`` (``SqliteParts``,
-``PostgresParts``) and decoded once the reader is closed: the decode reads nothing. Each
-answer is held against the saver's full decode of the same checkpoint and, for a head,
-against langgraph's own ``aget_state``. The tables say, per shape, where the messages
-come from, what status it has, what the decode must fetch later (``lazy.PartNeeded``)
-and what a failure is called.
+"""The one pure decode (``store/decoding.py``: ``answer_from_parts``) and the skeleton around
+it, on the parts each backend's own ``PartsSource`` fetches of real checkpoints, decoded
+once the reader is closed; each answer held against the saver's full decode and, for a
+head, ``aget_state``.
 """
 
 from __future__ import annotations

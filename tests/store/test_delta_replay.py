@@ -1,15 +1,7 @@
-"""A DeltaChannel thread's first read checks only the ids of the entries it reaches
-against the snapshot (``evoscientist_final_answer.store.delta``), and still folds as the reducer
-does when a later write replaces or removes a message the snapshot holds.
-
-Each scenario runs on a real thread (a real graph's DeltaChannel, snapshots every other
-update), read by a fresh reader (its first read) and held against the saver's full
-decode. Each also shows it is a real test of the check: with the check skipped
-(``Seed.absent`` answering "not there"), the same read answers differently. On
-PostgreSQL it runs once with the snapshot read in the history statement and once left
-on the server (``INLINE_SNAPSHOT_BYTES = 0``: ids looked up there, the bytes read only
-when one may be in it); on SQLite once parsed out of its row and once located in the
-row's bytes (``LOCATE_BYTES = 0``).
+"""A DeltaChannel thread's first read checks only the ids of the entries it reaches against
+the snapshot (``store.delta``), and still folds as the reducer does when a later write
+replaces or removes a message the snapshot holds; each scenario on a real thread, held
+against the saver's full decode and against a read with the check skipped.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""One error taxonomy on every backend: a checkpoint the store holds but this process
-cannot decode is ``503 checkpoint_unreadable`` (not retryable: the same rows decode
-the same way), and a store that cannot be read (its connection lost) is
-``503 store_unavailable`` (retryable), whether the thread lives in ``sessions.db`` or
-in PostgreSQL.
-
-Each thread is written by a real graph (``tests/support/seeds.py``), then one of its
-stored values is overwritten through a separate connection, the way a bad disk, a
-half-finished copy, a pruning job or a writer with another serializer would leave it.
-The SQLite-only faults (truncated files, unknown serializer types, encrypted blobs) are
-in ``tests/store/sqlite/test_reliability_bad_data.py``.
+"""One error taxonomy on every backend: a checkpoint the store holds but this process cannot
+decode is ``503 checkpoint_unreadable`` (not retryable), a store that cannot be read is
+``503 store_unavailable`` (retryable). Stored values of real threads are overwritten as a
+bad disk or another serializer would leave them (SQLite-only faults:
+``tests/store/sqlite/test_reliability_bad_data.py``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""The CopilotKit page (tests/js/copilotkit/page/page.jsx: @copilotkit/react-core on a
-real ``CopilotRuntime``) in a real browser, its runtime's agent reaching a real
-``langgraph dev`` through the fault proxy: the cut is between the runtime and the
-server, where the runtime's ``LangGraphAgent`` streams the run (``deploymentUrl`` is the
-proxy). The runtimes, bare and adopted, run in one node process (page/serve.mjs), which
-serves the page beside each.
-
-The rows of docs/webui-browser-table.md as they apply to that hop: each fault of the
-other front ends' modules, put to the runtime's run stream instead of the browser's; a
-reload of the page mid-run; the server restarted mid-run. Shared by
-tests/js/test_copilotkit.py's tests and its columns of the table.
+"""The CopilotKit page (tests/js/copilotkit/page/page.jsx) in a real browser, its runtime's
+``LangGraphAgent`` reaching a real ``langgraph dev`` through the fault proxy, so the cut
+is between the runtime and the server; the rows of docs/webui-browser-table.md as they
+apply to that hop, for tests/js/test_copilotkit.py.
 """
 
 from __future__ import annotations

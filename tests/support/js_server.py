@@ -1,15 +1,7 @@
-"""Start a real LangGraph JavaScript server for tests: ``langgraphjs dev``
-(``@langchain/langgraph-cli``, serving ``@langchain/langgraph-api``) on the project in
-tests/jsserver, which mounts the final-answer route as its ``http.app`` the way a user's
-project does (tests/jsserver/src/app.ts) beside the contract graph
-(tests/jsserver/src/contract.ts, the twin of tests/support/contract_graph.py).
-
-The server writes its scratch state (``.langgraph_api/``: runs, threads, checkpoints)
-into its project directory, so each server gets a project of its own in ``workdir``:
-langgraph.json and package.json copied, ``src`` and ``node_modules`` symlinked to
-tests/jsserver's. Two servers never share state, and the repository stays clean.
-
-``make install`` (and ``make test``) runs ``npm ci`` in tests/jsserver.
+"""Start a real LangGraph JavaScript server for tests: ``langgraphjs dev`` on tests/jsserver,
+which mounts the route as its ``http.app`` as a user's project does, beside the contract
+graph. Each server gets a project directory of its own, so no two share state and the
+repository stays clean. ``make install`` runs ``npm ci`` in tests/jsserver.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """upstream's ``EvoSci -p`` in server mode while its server is killed (``kill -9``) and
-started again mid-answer: with the kit's line it ends as the route says, the whole
-answer when the restarted server runs the run again, an error naming the run (exit 1)
-when the server lost it; without the line (the control, through the same restart) it
-prints the part it had as the final answer, exit 0, either way.
-
-langgraph dev writes its runs to disk every 10 s and, restarted, runs again those it had
-written: the run is killed just after such a write to be kept; to be lost, what the
-server wrote goes before it starts again (as a write that came before the run would
-have left it; langgraph.json's ``disable_persistence`` never reaches ``langgraph dev``:
-its config check drops the key).
+started again mid-answer: with the kit's line it ends as the route says (the whole answer
+when the run is run again, an error naming the run, exit 1, when it was lost); without
+it, the part it had as the final answer, exit 0, either way.
 """
 
 from __future__ import annotations
@@ -40,6 +33,11 @@ MID_ANSWER = 144
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UpstreamServer]:
+    """upstream's server, killed and started again by each test. langgraph dev writes its
+    runs to disk periodically and, restarted, runs again those it had written: the run is
+    killed just after such a write to be kept; to be lost, what the server wrote goes
+    before it starts again (langgraph.json's ``disable_persistence`` never reaches
+    ``langgraph dev``: its config check drops the key)."""
     root = tmp_path_factory.mktemp("gateway-restart")
     env = require_upstream_env()
     with upstream_server(env, root, args=JOBS, SCRIPTED_SLOW_DELAY=SLOW_TOKEN_S) as started:
