@@ -1,14 +1,6 @@
-"""``python -m bench.js_server``: the route on LangGraph's JavaScript server
-(``@evoscientist/final-answer/hono`` in a real ``langgraphjs dev``, tests/jsserver)
-against that server's own floor, side by side in the same rounds on one keep-alive
-connection, and the same on its sidecar (the Python complete app reading that server's
-API). Writes its section of docs/benchmarks.md (``make bench`` runs it after
-``python -m bench``, which rewrites the rest of the file).
-
-- The unchanged poll (a finished thread asked again) against ``GET /ok``, the server's
-  cheapest request.
-- The answer right after a new run against ``GET /threads/{id}/state``, the read it is
-  built on: each round adds a turn (untimed), then times both, in alternating order.
+"""``python -m bench.js_server``: the route on LangGraph's JavaScript server (the hono route
+in a real ``langgraphjs dev``) and on its sidecar, against that server's own floor, side
+by side in the same rounds; writes its section of docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -80,6 +72,10 @@ def _get(http: httpx.AsyncClient, url: str) -> Callable[[], Awaitable[object]]:
 
 
 async def measure(work: Path) -> Measured:
+    """On one keep-alive connection: the unchanged poll (a finished thread asked again)
+    against ``GET /ok``, the server's cheapest request; and the answer right after a new
+    run against ``GET /threads/{id}/state``, the read it is built on (each round adds a
+    turn, untimed, then times both in alternating order)."""
     measured = Measured()
     with js_server(work / "js") as server, sidecar(server.url, work / "sidecar") as side:
         async with httpx.AsyncClient(timeout=60) as http:
