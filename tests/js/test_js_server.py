@@ -196,6 +196,49 @@ def test_project_is_a_users() -> None:
     ]
 
 
+async def test_the_js_route_answers_from_its_cache_never_stale(
+    servers: dict[str, DevServer],
+) -> None:
+    """The route serves an unchanged thread from its cache (src/route/cached-reader.js):
+    the same answer and ETag again, a 304 for it; a change the server makes without
+    bumping the thread's ``updated_at`` is read all the same: a state update that changes
+    no value (a new checkpoint), and a run deleted with its checkpoints."""
+    url = servers["js"].url
+    api = get_client(url=url, api_key=None)
+    try:
+        thread_id = (await api.threads.create())["thread_id"]
+        await api.runs.wait(thread_id, GRAPH_ID, input=_human(Q))
+        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+
+            async def read() -> httpx.Response:
+                response = await http.get(f"/api/threads/{thread_id}/final-answer")
+                assert response.status_code == 200, response.text
+                return response
+
+            first = await read()
+            again = await read()
+            assert (again.json(), again.headers["etag"]) == (first.json(), first.headers["etag"])
+            not_modified = await http.get(
+                f"/api/threads/{thread_id}/final-answer",
+                headers={"If-None-Match": first.headers["etag"]},
+            )
+            assert not_modified.status_code == 304
+            before = (await api.threads.get(thread_id))["updated_at"]
+            await api.threads.update_state(thread_id, {"messages": []}, as_node="agent")
+            assert (await api.threads.get(thread_id))["updated_at"] == before
+            updated = (await read()).json()
+            state = await api.threads.get_state(thread_id)
+            assert updated["checkpoint_id"] == state["checkpoint"]["checkpoint_id"]
+            assert updated["checkpoint_id"] != first.json()["checkpoint_id"]
+            run = await api.runs.create(thread_id, GRAPH_ID, input=_human("And a second?"))
+            await api.runs.join(thread_id, run["run_id"])
+            assert (await read()).json()["run_id"] == run["run_id"]
+            await api.runs.delete(thread_id, run["run_id"])
+            assert (await read()).json() == updated
+    finally:
+        await api.aclose()
+
+
 # ---- the route's contract on both servers, and the sidecar (tests/support/route_contract.py)
 
 # Where each route is asked, and which server runs the threads it is asked about.

@@ -105,6 +105,24 @@ async def test_another_user_is_told_not_found_as_for_an_unknown_thread(
         assert response.json()["error"]["code"] == "thread_not_found"
 
 
+async def test_the_js_route_never_answers_one_user_from_anothers_read(
+    auth_server: js_server.JsServer, alice: LangGraphClient
+) -> None:
+    """The JS route's cache is the caller's: after the owner's reads (the second from
+    the cache, then a 304), another user is told not found, even with the owner's
+    ETag."""
+    thread_id, _ = await _ask(alice, Q)
+    route = _route(auth_server.url, thread_id)
+    async with httpx.AsyncClient(headers=ALICE) as owner, httpx.AsyncClient(headers=BOB) as other:
+        first = await owner.get(route)
+        assert (await owner.get(route)).json() == first.json()
+        etag = {"If-None-Match": first.headers["etag"]}
+        assert (await owner.get(route, headers=etag)).status_code == 304
+        for response in (await other.get(route), await other.get(route, headers=etag)):
+            assert response.status_code == 404, response.text
+            assert response.json()["error"]["code"] == "thread_not_found"
+
+
 @pytest.mark.parametrize("headers", [{}, STRANGER], ids=["no credentials", "unknown token"])
 async def test_credentials_the_server_refuses_are_a_401(
     side: Sidecar, alice: LangGraphClient, headers: dict[str, str]

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import httpx
 
 # Headers that describe the caller's request, not the caller: never passed on (the
-# JS route's list, clients/js/src/route/reader.js).
+# JS route's list, clients/js/src/route/clients.js).
 NOT_PASSED_ON = frozenset(
     {
         "accept",

@@ -1,8 +1,6 @@
 // The route's reads, through the langgraph API of the server it is mounted in (the SDK's
 // `Client` with no `apiUrl` reaches it by the server's loopback fetch), as the caller:
-// the caller's credentials go with every call, so the server's auth rules apply.
-
-import { Client } from "@langchain/langgraph-sdk";
+// the caller's credentials go with every call (`clients.js`), so the server's auth rules apply.
 
 import { pendingAnswer } from "../answer/result.js";
 import { verdict } from "../answer/run-liveness.js";
@@ -20,41 +18,6 @@ export class StoreUnavailable extends Error {
 // What the JS server answers for a thread it cannot hold (not a UUID: 400 or 422) or
 // does not have, or one the caller may not see (its auth: 403, 404).
 const UNKNOWN_THREAD = new Set([400, 403, 404, 422]);
-// Headers that describe the caller's request, not the caller: never passed on.
-const NOT_PASSED_ON = new Set([
-  "accept",
-  "accept-encoding",
-  "connection",
-  "content-length",
-  "content-type",
-  "host",
-  "if-none-match",
-  "keep-alive",
-  "transfer-encoding",
-  "upgrade",
-]);
-
-/** The caller's headers to send on the route's own API calls (its credentials). */
-export function callerHeaders(request) {
-  const headers = {};
-  for (const [name, value] of request.headers) {
-    if (!NOT_PASSED_ON.has(name.toLowerCase())) headers[name] = value;
-  }
-  return headers;
-}
-
-/** A client of the server the route is mounted in (or of `apiUrl`), as the caller. */
-export function clientFor(request, { apiUrl, client } = {}) {
-  if (typeof client === "function") return client(request);
-  if (client) return client;
-  return new Client({
-    apiUrl,
-    apiKey: null,
-    defaultHeaders: callerHeaders(request),
-    // The route answers at once or holds its own wait: the caller retries, not us.
-    callerOptions: { maxRetries: 0 },
-  });
-}
 
 function statusOf(error) {
   return typeof error?.status === "number" ? error.status : null;
@@ -81,7 +44,8 @@ async function orNull(request) {
   }
 }
 
-export class ApiReader {
+/** The facts of a thread a verdict weighs, asked of the server's API. */
+export class ApiFacts {
   constructor(client) {
     this.client = client;
   }
@@ -103,20 +67,6 @@ export class ApiReader {
     return thread;
   }
 
-  /** The thread's latest state, or that of the run's newest checkpoint (null: none). */
-  async state(threadId, runId, signal) {
-    try {
-      if (runId == null) return await call(this.client.threads.getState(threadId, undefined, { signal }));
-      const history = await call(
-        this.client.threads.getHistory(threadId, { limit: 1, metadata: { run_id: runId }, signal }),
-      );
-      return Array.isArray(history) && history.length ? history[0] : null;
-    } catch (error) {
-      if (UNKNOWN_THREAD.has(statusOf(error))) throw new ThreadNotFound(threadId);
-      throw error;
-    }
-  }
-
   /** Run id → status, oldest first, of the runs that matter to a verdict: those queued
    * or executing, the state's writer and the asked run, each looked up alone, and
    * (`every`: the thread has no checkpoint) all of them, for its newest. */
@@ -134,20 +84,48 @@ export class ApiReader {
     return new Map(runs.map((run) => [run.run_id, run.status]));
   }
 
+  /** Whether a run of the thread is queued (created, not yet started). */
+  async queued(threadId, signal) {
+    const pending = await orNull(this.client.runs.list(threadId, { status: "pending", limit: 1, signal }));
+    return Array.isArray(pending) && pending.length > 0;
+  }
+}
+
+export class ApiReader {
+  /** `facts`: where the thread's status and runs come from (default: the API). */
+  constructor(client, facts = new ApiFacts(client)) {
+    this.client = client;
+    this.facts = facts;
+  }
+
+  /** The thread's latest state, or that of the run's newest checkpoint (null: none). */
+  async state(threadId, runId, signal) {
+    try {
+      if (runId == null) return await call(this.client.threads.getState(threadId, undefined, { signal }));
+      const history = await call(
+        this.client.threads.getHistory(threadId, { limit: 1, metadata: { run_id: runId }, signal }),
+      );
+      return Array.isArray(history) && history.length ? history[0] : null;
+    } catch (error) {
+      if (UNKNOWN_THREAD.has(statusOf(error))) throw new ThreadNotFound(threadId);
+      throw error;
+    }
+  }
+
   /**
    * The route's answer now: the thread's (or the run's) state as an answer, judged by
    * what the server knows of its runs. Throws `ThreadNotFound`, `RunNotFound`,
    * `StoreUnavailable`.
    */
   async read(threadId, runId, signal) {
-    // The three reads at once: each is a request through the server's stack, and in
-    // turn they cost three times one. Their order does not matter: a run that ends
+    // The three reads at once: through the API each is a request through the server's
+    // stack, and in turn they cost three times one. Their order does not matter: a run that ends
     // between them leaves a state older than the runs say (read again below), one
     // that starts leaves a thread busy or a run queued (its answer is pending).
     const [thread, first, queued] = await Promise.all([
-      this.thread(threadId, signal),
+      this.facts.thread(threadId, signal),
       this.stateAnswer(threadId, runId, signal),
-      runId == null ? this.queued(threadId, signal) : false,
+      runId == null ? this.facts.queued(threadId, signal) : false,
     ]);
     const threadStatus = typeof thread?.status === "string" ? thread.status : null;
     let answer = first;
@@ -156,7 +134,7 @@ export class ApiReader {
     // run of the server can change the verdict.
     const asked = [runId, answer.run_id].filter((id, at, ids) => id != null && ids.indexOf(id) === at);
     const unwritten = answer.checkpoint_id == null && runId == null;
-    const runs = settled ? new Map() : await this.runs(threadId, asked, signal, unwritten);
+    const runs = settled ? new Map() : await this.facts.runs(threadId, asked, signal, unwritten);
     let judged = verdict(answer, runId, { threadStatus, runs });
     if (!answer.complete && judged.complete) {
       // The runs were read after the state: a run that ended in between left a state
@@ -172,12 +150,6 @@ export class ApiReader {
     const state = await this.state(threadId, runId, signal);
     if (!state?.checkpoint?.checkpoint_id) return { ...pendingAnswer(threadId, runId), reasoning: "" };
     return answerFromState(threadId, state, { includeReasoning: true });
-  }
-
-  /** Whether a run of the thread is queued (created, not yet started). */
-  async queued(threadId, signal) {
-    const pending = await orNull(this.client.runs.list(threadId, { status: "pending", limit: 1, signal }));
-    return Array.isArray(pending) && pending.length > 0;
   }
 
   /** Resolves when the run has ended (the server's own join), or on `signal`. */

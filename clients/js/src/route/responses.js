@@ -31,9 +31,21 @@ function sortedJson(value) {
   return JSON.stringify(value) ?? "null";
 }
 
+// The validators of answers that never change (frozen: the route's cached answers), so
+// an unchanged poll hashes nothing.
+const etags = new WeakMap();
+
 /** A strong validator of everything the body can show (reasoning included), per
  * representation (`json`, `text`, `+reasoning`). */
 export async function answerEtag(answer, representation) {
+  if (!Object.isFrozen(answer)) return digestEtag(answer, representation);
+  let known = etags.get(answer);
+  if (known === undefined) etags.set(answer, (known = new Map()));
+  if (!known.has(representation)) known.set(representation, digestEtag(answer, representation));
+  return known.get(representation);
+}
+
+async function digestEtag(answer, representation) {
   const bytes = new TextEncoder().encode(sortedJson(answerBody(answer, true)));
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   const hex = [...digest.slice(0, 12)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
