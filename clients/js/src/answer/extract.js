@@ -15,23 +15,30 @@ function messageKind(message) {
 }
 
 /**
- * The last AI message after the last human message with text:
+ * The messages after the last human message whose text is non-empty (a thread with no
+ * such message is one turn from the start).
+ */
+export function latestTurn(messages) {
+  const list = Array.isArray(messages) ? messages : [];
+  for (let i = list.length - 1; i >= 0; i -= 1) {
+    if (messageKind(list[i]) === "human" && contentText(list[i].content).trim()) {
+      return list.slice(i + 1);
+    }
+  }
+  return list;
+}
+
+/**
+ * The last AI message of the latest turn with answer text:
  * `{content, reasoning, messageId}`.
  */
 export function finalAnswer(messages) {
-  const list = Array.isArray(messages) ? messages : [];
-  let start = 0;
-  for (let i = list.length - 1; i >= 0; i -= 1) {
-    if (messageKind(list[i]) === "human" && contentText(list[i].content).trim()) {
-      start = i + 1;
-      break;
-    }
-  }
-  for (let i = list.length - 1; i >= start; i -= 1) {
-    if (messageKind(list[i]) !== "ai") continue;
-    const content = answerText(list[i].content);
+  const turn = latestTurn(messages);
+  for (let i = turn.length - 1; i >= 0; i -= 1) {
+    if (messageKind(turn[i]) !== "ai") continue;
+    const content = answerText(turn[i].content);
     if (content.trim()) {
-      return { content, reasoning: reasoningText(list[i]), messageId: list[i].id ?? null };
+      return { content, reasoning: reasoningText(turn[i]), messageId: turn[i].id ?? null };
     }
   }
   return { ...NO_ANSWER };

@@ -2,7 +2,7 @@
 // (`GET /threads/{id}/state`) and the route's read.
 // Mirrors evoscientist_final_answer/answer/state.py.
 
-import { NO_ANSWER, finalAnswer } from "./extract.js";
+import { NO_ANSWER, finalAnswer, latestTurn } from "./extract.js";
 import { answerRecord } from "./result.js";
 import { START_CHANNEL, errorFromTasks, interruptEntry, overlayThreadStatus, runState } from "./status.js";
 
@@ -29,6 +29,21 @@ export function statusFromState(state, threadStatus = null) {
   return overlayThreadStatus(result, threadStatus);
 }
 
+function messagesOf(state) {
+  const values = (state && state.values) || {};
+  return values && Array.isArray(values.messages) ? values.messages : [];
+}
+
+/** Input still waiting in __start__ has not reached the messages: its turn has none yet. */
+function inputWaiting(state) {
+  return ((state && state.next) || []).includes(START_CHANNEL);
+}
+
+/** The latest turn's messages in a thread state (none while its input waits). */
+export function latestTurnOfState(state) {
+  return inputWaiting(state) ? [] : latestTurn(messagesOf(state));
+}
+
 /**
  * The final-answer body, computed from a thread state in the langgraph API's JSON
  * shape — the route's contract, with `source: "api"` unless told otherwise.
@@ -38,12 +53,8 @@ export function answerFromState(
   state,
   { threadStatus = null, source = "api", includeReasoning = false } = {},
 ) {
-  const values = (state && state.values) || {};
-  const messages = values && Array.isArray(values.messages) ? values.messages : [];
   const run = statusFromState(state, threadStatus);
-  // Input still waiting in __start__ has not reached the messages: no answer yet.
-  const waitingInput = ((state && state.next) || []).includes(START_CHANNEL);
-  const answer = waitingInput ? NO_ANSWER : finalAnswer(messages);
+  const answer = inputWaiting(state) ? NO_ANSWER : finalAnswer(messagesOf(state));
   const metadata = (state && state.metadata) || {};
   return answerRecord({
     threadId,
