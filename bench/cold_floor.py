@@ -46,6 +46,7 @@ async def snapshot_of(reader: CheckpointAnswerReader, thread_id: str) -> tuple[s
 def sqlite_floor(db: Path, thread_id: str, checkpoint_id: str, answer_id: bytes) -> Floor:
     """The snapshot's checkpoint row read into memory on a fresh connection, scanned for the
     answer's id (``delta.packed_among``)."""
+
     async def sample() -> float:
         async with aiosqlite.connect(read_only_uri(db), uri=True) as conn:
             for pragma in READER_PRAGMAS:
