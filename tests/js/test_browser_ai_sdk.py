@@ -5,9 +5,10 @@ served from another origin than a real ``langgraph dev`` and loaded in headless 
 chromium; a fault-injecting proxy cuts the page's streams.
 
 The adopted page ends a cut turn on the route's ``format=text`` answer with one run per
-submit; after a reload mid-run, `resume: true` shows that answer once, in the turn's own
-message; a Stop keeps what was shown, and a chat left mid-run shows its answer when
-opened again. The bare page's figures are printed and go to the table
+submit; after a reload mid-run, `resume: true` shows the whole turn again (its tool call
+and result, its reasoning) and that answer once, in the turn's own message; a new chat
+opens and answers without a failing request or a console error; a Stop keeps what was
+shown, through a reload too, and a chat left mid-run shows its answer when opened again. The bare page's figures are printed and go to the table
 (docs/webui-browser-table.md); its threadless turns are read as
 tests/support/browser_ai_sdk.py says.
 """
@@ -24,7 +25,13 @@ from playwright.async_api import Browser
 
 from tests.support import browser_stop
 from tests.support import browser_table as table
-from tests.support.browser_ai_sdk import bare_stop, bare_turns, reload_while_recovering
+from tests.support.browser_ai_sdk import (
+    bare_stop,
+    bare_turns,
+    new_chat,
+    reload_after_stop,
+    reload_while_recovering,
+)
 from tests.support.browser_turns import (
     FAULT_ROWS,
     Outcome,
@@ -80,12 +87,13 @@ async def test_two_turns_cut_mid_answer_end_on_the_route_answer(
     assert bare.turn.shown != bare.turn.expected and bare.error, context
 
 
-async def test_a_reload_mid_run_resumes_the_exact_answer_once_in_its_message(
+async def test_a_reload_mid_run_resumes_the_whole_turn_once_in_its_message(
     browser: Browser, site: str, api: DevServer
 ) -> None:
     """The answer streams, its stream is cut (and every rejoin), and the page is reloaded
-    while it recovers: `resume: true` shows the run's exact answer once, in the turn's
-    own message, with one run."""
+    while it recovers: `resume: true` shows the whole turn the page had (its tool call
+    and result, its reasoning, in that order) and the run's exact answer once, in the
+    turn's own message, with one run."""
     adopted, proxy = await reload_while_recovering(browser, api, page_of(site, "recovery"))
     bare, _ = await reload_while_recovering(browser, api, page_of(site, "bare"))
     report = f"adopted: {adopted!r}; proxy {vars(proxy.stats)}\nbare: {bare.verdict()}; {bare!r}"
@@ -97,8 +105,25 @@ async def test_a_reload_mid_run_resumes_the_exact_answer_once_in_its_message(
     # one its run named), never a second copy beside it.
     assert [kind for kind, _ in adopted.messages] == ["msg msg-user", "msg msg-assistant"], report
     assert adopted.messages[1][1] == adopted.turn.run_id, report
+    # The whole turn: what the message showed before the reload, it shows after it.
+    kinds = [part[0] for part in adopted.parts_before]
+    assert {"tool", "reasoning", "text"} <= set(kinds), f"not a whole turn at the reload; {report}"
+    assert not adopted.lost(), f"{adopted.lost()}; {report}"
     # The control: the bare transport cannot resume ("Method not implemented").
     assert bare.turn.shown != bare.turn.expected and bare.error, report
+
+
+async def test_a_new_chat_makes_no_failing_request_and_logs_no_error(
+    browser: Browser, site: str, api: DevServer
+) -> None:
+    """A new chat's resume check on mount (`resume: true`) finds nothing to resume without
+    a request that fails (the thread does not exist yet): the browser's console stays
+    clean while the chat opens and through its first turn."""
+    chat = await new_chat(browser, api, page_of(site, "recovery"))
+    report = f"{chat!r}"
+    print(report)
+    assert not chat.failures(), f"{chat.failures()}; {report}"
+    assert chat.answer == chat.expected, report
 
 
 # ---- what a user does mid-run: Stop (mid-answer, and while recovering a cut), a chat
@@ -111,6 +136,21 @@ async def test_a_stop_keeps_what_was_shown_through_the_next_question_and_a_chat_
     url_of = browser_stop.paced(page_of(site, "recovery"))
     session = await browser_stop.session_on(browser, url_of, api)
     assert not session.failures(), f"{session.failures()}; {session!r}\n{session.timeline}"
+
+
+async def test_a_reload_after_a_stop_keeps_what_was_shown(
+    browser: Browser, site: str, api: DevServer
+) -> None:
+    """Stop mid-answer, then reload: the resume check on mount finds a cancelled run and
+    leaves the stopped turn as the page kept it (its tool call, reasoning and text), with
+    no error."""
+    stopped = await reload_after_stop(browser, api, page_of(site, "recovery"))
+    report = f"{stopped!r}"
+    print(report)
+    assert stopped.status == "interrupted", report  # cancelled on the server
+    assert [part[0] for part in stopped.at_stop] == ["tool", "reasoning", "text"], report
+    assert stopped.reloaded == stopped.at_stop, report
+    assert not stopped.error, report
 
 
 # ---- the measured table (docs/webui-browser-table.md): the AI SDK's columns

@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpx
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser, ConsoleMessage, Page, Request, Response
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from tests.support import jstools
 from tests.support.browser_langchain import question
-from tests.support.browser_page import SHOW_WITHIN_S, SUBMIT, run_end, runs_of
+from tests.support.browser_page import RUN_TIMEOUT_S, SHOW_WITHIN_S, SUBMIT, run_end, runs_of
 from tests.support.browser_stop import ANSWER_CHARS_AT_STOP, CANCEL_WITHIN_S, Stopped
 from tests.support.browser_stop import question as paced_question
 from tests.support.browser_turns import (
@@ -46,6 +46,16 @@ PAGE_MESSAGES = (
 )
 STOP = "() => { const shown = window.answers()[0] ?? ''; window.chat.stop(); return shown; }"
 PAGE_ERROR = "() => document.querySelector('#chat')?.dataset.error ?? ''"
+# The parts of the page's last answer message as it renders them, in order: a tool call
+# as its id, state and output; reasoning and text as their text.
+PARTS = """() => {
+  const message = [...document.querySelectorAll('.msg-assistant')].pop();
+  if (!message) return [];
+  return [...message.querySelectorAll('.part-tool, .part-reasoning, .part-text')].map((p) =>
+    p.classList.contains('part-tool')
+      ? ['tool', p.dataset.call, p.dataset.state, p.dataset.output]
+      : [p.classList.contains('part-reasoning') ? 'reasoning' : 'text', p.textContent]);
+}"""
 
 
 async def healthy_answer(api: str, ask: str, assistant: str = "EvoScientist") -> str:
@@ -113,16 +123,46 @@ async def bare_turns(
         await proxy.stop()
 
 
+def _kinds(parts: list[list[str]]) -> list[str]:
+    """The parts' kinds in order, a run of one kind as one."""
+    kinds: list[str] = []
+    for part in parts:
+        if not kinds or kinds[-1] != part[0]:
+            kinds.append(part[0])
+    return kinds
+
+
+def parts_lost(before: list[list[str]], after: list[list[str]]) -> list[str]:
+    """What the answer message showed (``PARTS``) before that it no longer shows after:
+    a tool call, its state or result, a reasoning text, or the parts' order. Its text
+    only grows, which the turn's own verdict says."""
+    lost = [f"tool call {part[1:]}" for part in before if part[0] == "tool" and part not in after]
+    reasoning = [part for part in after if part[0] == "reasoning"]
+    for part in before:
+        if part[0] == "reasoning" and part not in reasoning:
+            lost.append(f"reasoning {part[1]!r}")
+    if _kinds(after)[: len(_kinds(before))] != _kinds(before):
+        lost.append(f"the order {_kinds(before)} (now {_kinds(after)})")
+    return lost
+
+
 @dataclass
 class Reloaded:
     turn: Turn
     messages: list[list[str]]  # the page's messages at the end: class, id
     error: str  # the page's error, if it shows one
+    parts_before: list[list[str]]  # the answer message's parts when reloaded (PARTS)
+    parts: list[list[str]]  # and at the end
+
+    def lost(self) -> list[str]:
+        return parts_lost(self.parts_before, self.parts)
 
     def verdict(self) -> str:
         if not self.turn.thread_id:  # the bare page's
             return BareTurn(self.turn, self.error).verdict()
         verdict = self.turn.verdict()
+        if self.lost():
+            verdict = f"{verdict}; parts lost: {', '.join(self.lost())}"
         assistants = [kind for kind, _ in self.messages].count("msg msg-assistant")
         return verdict if assistants == 1 else f"{verdict}; {assistants} answer messages"
 
@@ -150,6 +190,7 @@ async def reload_while_recovering(
         proxy.arm(Fault("cut", 0, times=None))
         assert proxy.cut_open() >= 1, f"no stream open to cut; {vars(proxy.stats)}"
         await asyncio.sleep(0.5)
+        parts_before = await page.evaluate(PARTS)
         await page.reload()
         await open_page(page, page.url)
         if thread_id:
@@ -164,7 +205,11 @@ async def reload_while_recovering(
         answers = await page.evaluate(ANSWERS)
         turn = Turn(expected, answers[0] if answers else None, delay, 0, runs, thread_id, run_id)
         reloaded = Reloaded(
-            turn, await page.evaluate(PAGE_MESSAGES), await page.evaluate(PAGE_ERROR)
+            turn,
+            await page.evaluate(PAGE_MESSAGES),
+            await page.evaluate(PAGE_ERROR),
+            parts_before,
+            await page.evaluate(PARTS),
         )
         return reloaded, proxy
     finally:
@@ -249,3 +294,119 @@ async def bare_stop(
     finally:
         await context.close()
         await proxy.stop()
+
+
+# ---- a new chat: what the browser's console says while the page opens it and asks
+
+
+@dataclass
+class NewChat:
+    api_requests: list[str]  # the requests the page made of the API: method, path, status
+    console_errors: list[str]  # what the browser logged as errors
+    aborted: list[str]  # requests the page itself aborted (a stream it ended): no failure
+    answer: str | None  # the chat's first answer on the page
+    expected: str  # the route's answer to its question
+
+    def failures(self) -> list[str]:
+        failed = [request for request in self.api_requests if not request.endswith(" 200")]
+        logged = [f"console: {error}" for error in self.console_errors]
+        return [f"failed request: {request}" for request in failed] + logged
+
+
+async def new_chat(browser: Browser, api: DevServer, url_of: Callable[[str], str]) -> NewChat:
+    """A new chat opened (its resume check on mount), then one question asked in it: every
+    request the page made of the API, and every error the console logged."""
+    context = await browser.new_context()
+    requests: list[str] = []
+    errors: list[str] = []
+    aborted: list[str] = []
+    try:
+        page = await context.new_page()
+
+        def logged(message: ConsoleMessage) -> None:
+            if message.type == "error":
+                errors.append(message.text)
+
+        def answered(response: Response) -> None:
+            if response.url.startswith(api.url) and response.request.method != "OPTIONS":
+                path = response.url[len(api.url) :]
+                requests.append(f"{response.request.method} {path} {response.status}")
+
+        def failed(request: Request) -> None:
+            said = f"{request.method} {request.url} failed: {request.failure}"
+            (aborted if request.failure == "net::ERR_ABORTED" else requests).append(said)
+
+        page.on("console", logged)
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.on("response", answered)
+        page.on("requestfailed", failed)
+        await open_page(page, url_of(api.url))
+        # The resume check has answered once the page asked the API and went quiet.
+        began = time.monotonic()
+        while not requests and time.monotonic() - began < 10:
+            await asyncio.sleep(0.05)
+        await page.wait_for_load_state("networkidle")
+        assert requests, "the page made no request on opening a chat: no resume check seen"
+        ask = question()
+        await page.evaluate(SUBMIT, ask)
+        await page.wait_for_function("() => window.chat.loading()", timeout=10_000, polling=20)
+        await idle(page, PATIENCE_S + RUN_TIMEOUT_S)
+        answers = await page.evaluate(ANSWERS)
+        thread_id = await page.evaluate("() => document.querySelector('#chat').dataset.thread")
+        async with local_client(api.url, timeout=10) as http:
+            route = f"/api/threads/{thread_id}/final-answer"
+            text = await http.get(route, params={"format": "text"})
+            text.raise_for_status()
+        answer = answers[0] if answers else None
+        return NewChat(list(requests), list(errors), list(aborted), answer, text.text)
+    finally:
+        await context.close()
+
+
+# ---- a reload after a Stop: the stopped turn as it was shown
+
+
+@dataclass
+class ReloadedAfterStop:
+    at_stop: list[list[str]]  # the answer message's parts once the page was idle (PARTS)
+    reloaded: list[list[str]]  # and after the reload, the resume check done
+    status: str  # the run's, on the server
+    error: str  # the page's error after the reload, if it shows one
+
+
+async def reload_after_stop(
+    browser: Browser, api: DevServer, url_of: Callable[[str], str]
+) -> ReloadedAfterStop:
+    """A paced question stopped once its answer shows, then the page reloaded: what the
+    stopped turn's message shows once the resume check on mount is done."""
+    context = await browser.new_context()
+    try:
+        page = await context.new_page()
+        await open_page(page, f"{url_of(api.url)}&assistant={SLOW_GRAPH}")
+        await page.evaluate(SUBMIT, paced_question(SLOW))
+        await page.wait_for_function(
+            "n => (window.answers()[0] ?? '').length >= n",
+            arg=ANSWER_CHARS_AT_STOP,
+            timeout=30_000,
+            polling=20,
+        )
+        await page.evaluate(STOP)
+        await idle(page, SHOW_WITHIN_S)
+        thread_id = await page.evaluate("() => document.querySelector('#chat').dataset.thread")
+        (run_id,) = await runs_of(api.url, thread_id)
+        status = "running"
+        began = time.monotonic()
+        async with local_client(api.url, timeout=10) as http:
+            while status in ("pending", "running") and time.monotonic() - began < CANCEL_WITHIN_S:
+                status = (await http.get(f"/threads/{thread_id}/runs/{run_id}")).json()["status"]
+                await asyncio.sleep(0.05)
+        at_stop = await page.evaluate(PARTS)
+        await page.reload()
+        await open_page(page, page.url)
+        await page.wait_for_load_state("networkidle")
+        await idle(page, SHOW_WITHIN_S)
+        return ReloadedAfterStop(
+            at_stop, await page.evaluate(PARTS), status, await page.evaluate(PAGE_ERROR)
+        )
+    finally:
+        await context.close()

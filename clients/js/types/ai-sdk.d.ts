@@ -26,6 +26,11 @@ export class LangGraphChatTransport<UI_MESSAGE extends UIMessage = UIMessage> im
   constructor(options: LangGraphChatTransportOptions<UI_MESSAGE>);
   readonly resumeStreamIsReplay: true;
   sendMessages: ChatTransport<UI_MESSAGE>["sendMessages"];
+  /**
+   * The thread's latest turn replayed whole (tool calls and results, reasoning, text)
+   * under its run's message id, then followed to its answer; `null` for a new chat
+   * (asked without a failing request), a thread with no run, or a stopped run.
+   */
   reconnectToStream: ChatTransport<UI_MESSAGE>["reconnectToStream"];
 }
 

@@ -39,8 +39,15 @@ function Part({ part }) {
   if (part.type === "reasoning") return <div className="part-reasoning">{part.text}</div>;
   if (part.type === "dynamic-tool" || part.type.startsWith("tool-")) {
     const name = part.toolName ?? part.type.slice("tool-".length);
+    const output = part.output === undefined ? "" : JSON.stringify(part.output);
     return (
-      <div className="part-tool tool-call" data-name={name}>
+      <div
+        className="part-tool tool-call"
+        data-name={name}
+        data-call={part.toolCallId}
+        data-state={part.state}
+        data-output={output}
+      >
         tool call: {name}
       </div>
     );

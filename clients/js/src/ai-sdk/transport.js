@@ -1,15 +1,15 @@
 // `LangGraphChatTransport`: the AI SDK's `useChat` on a LangGraph server, its chat id the
 // thread. A run streams as UI message chunks; when its stream drops, the run is followed
 // through the final-answer route and the same chunk stream ends on its exact answer.
-// `reconnectToStream` (what `useChat({ resume: true })` calls on mount) gives the
-// thread's latest answer through the route, followed to its end if its run still runs.
+// `reconnectToStream` (what `useChat({ resume: true })` calls on mount) replays the
+// thread's latest turn and follows its run to its answer (resume.js).
 // A Stop (`useChat`'s `stop`, which aborts `abortSignal`) cancels the run on the server
 // and keeps what was shown.
 
-import { ThreadGone } from "../core/errors.js";
-import { DEFAULT_MAX_WAIT_MS, Reconciler } from "../core/settle.js";
+import { DEFAULT_MAX_WAIT_MS } from "../core/settle.js";
 import { streamWithRecovery } from "../core/stream.js";
 import { UiChunkWriter } from "./chunks.js";
+import { openResume } from "./resume.js";
 import { threadIdOf } from "./thread-id.js";
 
 /** The run's input for a `useChat` submit: its last user message's text. */
@@ -93,31 +93,15 @@ export class LangGraphChatTransport {
   }
 
   async reconnectToStream({ chatId, abortSignal, headers }) {
-    const threadId = await threadIdOf(chatId);
-    const reconciler = new Reconciler({
+    const produce = await openResume({
       url: this.apiUrl,
-      threadId,
+      threadId: await threadIdOf(chatId),
       fetchImpl: this.fetchImpl,
       headers: this.headersFor(headers),
       signal: abortSignal,
+      maxWait: this.maxWait,
     });
-    let latest;
-    try {
-      latest = await reconciler.fetch(0);
-    } catch (error) {
-      if (error instanceof ThreadGone) return null; // a new chat: nothing to resume
-      throw error;
-    }
-    if (!latest.run_id && !latest.content) return null; // a thread with no run yet
-    return chunkStream(async (writer) => {
-      // The turn's message is named by its run, as the stream named it.
-      writer.start(latest.run_id);
-      writer.progress(latest.content ?? "", latest.message_id);
-      const answer = latest.complete
-        ? latest
-        : await reconciler.settle(this.maxWait, (next) => writer.progress(next.content ?? "", next.message_id));
-      writer.finish(answer);
-    });
+    return produce === null ? null : chunkStream(produce);
   }
 }
 

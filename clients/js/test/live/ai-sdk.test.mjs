@@ -141,6 +141,11 @@ test("a new transport resumes a run whose consumer went away: the exact answer, 
   assert.equal(truth.status, "success");
   assert.equal(lastText(message), truth.text);
   assert.equal(message.parts.filter((part) => part.type === "text").length, 1, "the answer once");
+  // The whole turn, as its stream showed it: the tool call and its result, the
+  // reasoning, then the answer.
+  assert.deepEqual(message.parts.map((part) => part.type), ["dynamic-tool", "reasoning", "text"]);
+  assert.equal(message.parts[0].state, "output-available");
+  assert.ok(message.parts[1].text, "the reasoning's text");
   assert.equal(chunks[0].type, "start");
   assert.ok(startId, "the first page's message had an id");
   assert.equal(chunks[0].messageId, startId, "the resumed message is the one the page held");
