@@ -1,13 +1,7 @@
-"""The least a restarted server's first read of a DeltaChannel thread must do, timed on
-its own: read the snapshot's bytes once, on a fresh connection, and look for the
-answer's id in them.
-
-Whether a write since the snapshot replaced one of its messages can only be told by
-the snapshot: no first read proves the answer without looking at all its bytes.
-*SQLite*: the snapshot's checkpoint row read into memory, scanned for the id
-(``delta.packed_among``). *PostgreSQL*: the same scan on the server (``position``), the
-blob detoasted there and nothing sent. Where the snapshot lies and the answer's id
-come from a reader that read the thread (outside the timing).
+"""The least a restarted server's first read of a DeltaChannel thread must do, timed on its
+own: read the snapshot's bytes once, on a fresh connection, and look for the answer's id
+in them (in memory on SQLite, on the server for PostgreSQL). Only the snapshot can tell
+whether a later write replaced one of its messages.
 """
 
 from __future__ import annotations
@@ -50,6 +44,9 @@ async def snapshot_of(reader: CheckpointAnswerReader, thread_id: str) -> tuple[s
 
 
 def sqlite_floor(db: Path, thread_id: str, checkpoint_id: str, answer_id: bytes) -> Floor:
+    """The snapshot's checkpoint row read into memory on a fresh connection, scanned for the
+    answer's id (``delta.packed_among``)."""
+
     async def sample() -> float:
         async with aiosqlite.connect(read_only_uri(db), uri=True) as conn:
             for pragma in READER_PRAGMAS:
@@ -64,6 +61,7 @@ def sqlite_floor(db: Path, thread_id: str, checkpoint_id: str, answer_id: bytes)
 
 
 def postgres_floor(uri: str, thread_id: str, version: str, answer_id: bytes) -> Floor:
+    """The same scan on the server (``position``): the blob detoasted there, nothing sent."""
     from evoscientist_final_answer.store.postgres.connection import read_only_kwargs
 
     async def sample() -> float:

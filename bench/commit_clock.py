@@ -1,12 +1,6 @@
 """When a run's checkpoints became visible to another connection, seen from outside the
-server: the origin of the crowd's wake times ("wake after the final commit").
-
-A checkpoint's own ``ts`` is stamped when the graph builds it, before the server's
-checkpointer commits it; under load the commit lands tens of milliseconds later, and a
-long-poll cannot see a checkpoint before then. This clock reads the store read-only
-every ``INTERVAL`` and dates each new head to the start of the *previous* read (the
-last moment it was surely not yet visible), so a wake measured from it is never
-shorter than the true one.
+server: the origin of the crowd's wake times ("wake after the final commit"), since a
+checkpoint's own ``ts`` is stamped before the server's checkpointer commits it.
 """
 
 from __future__ import annotations
@@ -25,6 +19,10 @@ GROUP BY thread_id
 
 
 class CommitClock:
+    """Reads the store read-only every ``INTERVAL`` and dates each new head to the start of
+    the *previous* read (the last moment it was surely not yet visible), so a wake measured
+    from it is never shorter than the true one."""
+
     def __init__(self, db: Path, thread_ids: list[str]) -> None:
         self._db = db
         self._threads = list(thread_ids)

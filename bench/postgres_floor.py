@@ -1,12 +1,7 @@
-"""The PostgreSQL columns next to the Postgres route: its floor, and a repeat poll.
-
-*Floor*: the newest root checkpoint's row with the ``messages`` blob at the version it
-names, in one SELECT, and a msgpack parse of that blob that builds no message
-objects: what any read of the answer must at least do (the SQLite floor's twin). The
-blob is loaded as the route loads it (``store/postgres/blobs.py``: parsed where
-libpq received it, no copy first).
-*Repeat poll*: the route when nothing was written (the answer cached per head);
-*head query*: the query that poll runs, alone.
+"""The PostgreSQL columns next to the Postgres route: its floor (the head row and its
+``messages`` blob in one SELECT, parsed without building messages, as the route loads
+blobs: what any read of the answer must at least do), a repeat poll (nothing written,
+the answer cached per head), and the head query that poll runs, alone.
 """
 
 from __future__ import annotations

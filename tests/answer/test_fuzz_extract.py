@@ -1,12 +1,7 @@
-"""Property tests (hypothesis) of the extraction: for any list of messages and content
-blocks it never raises, never returns reasoning in ``content``, and agrees with the
-contract's own definition of the answer.
-
-Reasoning is generated with a marker character (``⟦``) that visible text never contains,
-in every place a provider puts it: LC v1 ``reasoning`` blocks, Anthropic ``thinking``
-and ``redacted_thinking``, OpenAI reasoning summaries, ``reasoning_content`` and a
-leading inline ``<think>``. The budget is fixed and derandomized for ``make test``;
-``EVOSCIENTIST_FUZZ=long`` runs a longer random search.
+"""Property tests (hypothesis) of the extraction: for any messages and content blocks it
+never raises, never returns reasoning in ``content`` (reasoning carries a marker, ``⟦``,
+in every place a provider puts it), and agrees with the contract's definition of the
+answer. ``EVOSCIENTIST_FUZZ=long`` runs a longer random search than ``make test``'s.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""Scale-out end to end: two real ``langgraph dev`` servers share one PostgreSQL
-database (``EVOSCIENTIST_DATABASE_URI``), as API servers behind a load balancer would.
-
-A run made on server A, its stream cut for good by the proxy, is answered completely
-by server B's route. langgraph dev's in-memory runtime keeps thread metadata per
-process, so B's own API has never heard of the thread: the route answers from the
-checkpoint rows A's checkpointer wrote to PostgreSQL. A run A rolls back is
-``404 run_not_found`` on B too, and on a server started afterwards: A marked it deleted
-in the database (``evoscientist_final_answer.store.deleted_runs``).
+"""Scale-out end to end: two real ``langgraph dev`` servers share one PostgreSQL database,
+as API servers behind a load balancer would. A run on server A, its stream cut for good,
+is answered completely by B's route from A's checkpoint rows (B's own API never heard of
+the thread); a run A rolls back is ``404 run_not_found`` on B and on later servers too.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""The JS package against a real server: ``streamWithRecovery`` (apps without the SDK)
-and the official JS SDK ``Client`` with ``settleFinalAnswer`` beneath it, through
-fault-injecting proxies in front of a real ``langgraph dev`` — and across a server
-restart mid-run.
-
-The proxies live in this event loop, so node runs as an asyncio subprocess while they
-serve (clients/js/test/live/*.test.mjs read their URLs from the environment). Every test
-runs on each SDK of ``jstools.SDKS`` (the lockfile's and the newest 1.x): node imports
-the one selected through clients/js/test/live/sdk-dir.mjs.
+"""The JS package against a real server: ``streamWithRecovery`` and the JS SDK ``Client``
+with ``settleFinalAnswer``, through fault-injecting proxies in front of a real
+``langgraph dev`` and across a restart mid-run, on each SDK of ``jstools.SDKS``. The
+proxies live in this event loop, so node runs as an asyncio subprocess.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """@langchain/react's chat page (tests/js/browser/langchain-react.jsx) in a real browser,
-cross-origin from a real ``langgraph dev`` behind the fault proxy, over the binding's
-v2 protocol: ``POST /threads/{id}/commands`` and ``/threads/{id}/stream/events`` (SSE,
-or one WebSocket carrying both).
-
-The faults mirror tests/js/test_browser_recovery.py's rows on this protocol's requests,
-plus a server restarted mid-run (its event buffer gone). Shared by
-tests/js/test_browser_langchain_react.py and the measured table
-(docs/webui-browser-table.md).
+cross-origin from a real ``langgraph dev`` behind the fault proxy, over the binding's v2
+protocol (SSE, or one WebSocket): tests/js/test_browser_recovery.py's faults on this
+protocol's requests, plus a server restarted mid-run.
 """
 
 from __future__ import annotations

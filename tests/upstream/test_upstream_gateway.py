@@ -1,12 +1,6 @@
-"""upstream's own gateway (``LangGraphServerGateway``, its clients' way to its server in
-server mode) keeps its answer through a cut with the kit's one line: upstream's real
-``EvoSci -p`` and ``EvoSci serve`` against upstream's real server, a real proxy between.
-
-Every case runs at once, each on a thread of its own (a CLI's start is seconds of CPU):
-single-shot with the line under no fault, a cut whose re-opens get through, a 20 s
-outage from mid-answer, and a lost ``run.start`` response; the same outage and lost
-response without the line (the control: what upstream prints today); and ``serve``
-with the line, two questions on its one thread, the second through the outage.
+"""upstream's own gateway (``LangGraphServerGateway``) keeps its answer through a cut with
+the kit's one line: upstream's real ``EvoSci -p`` and ``EvoSci serve`` against its real
+server, a real proxy between; without the line (the control) it prints what it had.
 """
 
 from __future__ import annotations
@@ -167,6 +161,11 @@ def _serve_thread(root: Path) -> str:
 
 @pytest.fixture(scope="module")
 def outcomes(server: UpstreamServer) -> tuple[dict[str, Outcome], Served]:
+    """Every case at once, each on a thread of its own (a CLI's start costs seconds of CPU):
+    single-shot with the line under no fault, a cut whose re-opens get through, a 20 s
+    outage from mid-answer, and a lost ``run.start`` response; the same outage and lost
+    response without the line; and ``serve`` with the line, two questions on its one
+    thread, the second through the outage."""
     bare = bare_tree(server)
 
     async def everything() -> tuple[dict[str, Outcome], Served]:

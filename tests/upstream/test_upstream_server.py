@@ -1,13 +1,7 @@
-"""Inside upstream EvoScientist 0.3.8's own server, adopted with the one-line change.
-
-Its ten graphs, its pruning checkpointer on its ``sessions.db``, its ``http.py`` (with
-the boundary middleware and its ``/api/*`` routes) and its CORS (from ``boundary.py``,
-as upstream's own launcher passes it: the server is started by that launcher), all from
-a clean unzip of the release's wheel with the kit's patch (upstream/evoscientist.patch);
-the server imports upstream from that tree.
-The agent is upstream's real main agent (middleware, tools, sub-agents, HITL) around a
-scripted model. Every turn goes through the langgraph API, and the route must answer
-what upstream's own ``GET /threads/{id}/state`` implies.
+"""Inside upstream EvoScientist 0.3.8's own server, adopted with the one-line change: its
+graphs, checkpointer, ``http.py`` and CORS as its own launcher starts them, its real main
+agent around a scripted model; the route must answer what upstream's own ``GET
+/threads/{id}/state`` implies.
 """
 
 from __future__ import annotations
@@ -48,6 +42,10 @@ AGENT_NAMES_SQL = (
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UpstreamServer]:
+    """upstream's server from a clean unzip of the release's wheel with the kit's patch
+    (upstream/evoscientist.patch), started by upstream's own launcher (so its CORS comes
+    from ``boundary.py``): its ten graphs, its pruning checkpointer on its ``sessions.db``,
+    its ``http.py`` with the boundary middleware and its ``/api/*`` routes."""
     env = require_upstream_env()
     root = tmp_path_factory.mktemp("upstream")
     with upstream_server(env, root, launcher=True, SCRIPTED_SLOW_DELAY="0.05") as started:

@@ -1,12 +1,7 @@
-"""Held requests in a host app that took only ``final_answer_routes()``
-(``http/held_response.py``): no front door, no lifespan of ours, the host's own
-middleware around the route. Their poll still answers them all in one pass, through
-the ``send`` the host handed the route, and the host's middleware sees each response
-as it sees any other.
-
-The host here is a Starlette app behind a real uvicorn, its middleware the kinds a
-``langgraph dev`` host has: a ``BaseHTTPMiddleware`` (langgraph-api's private-network
-one), Starlette's CORS, and a plain ASGI one that records what passes.
+"""Held requests in a host app that took only ``final_answer_routes()`` (no front door, no
+lifespan of ours): their poll still answers them all in one pass through the host's
+``send``, seen by the host's middleware (a ``BaseHTTPMiddleware``, Starlette's CORS, a
+recording one) as any other response, behind a real uvicorn.
 """
 
 from __future__ import annotations
