@@ -3,7 +3,7 @@
 A ``ServerView`` answers four questions about a thread: its status, its runs, who
 started them, and whether a server holds it ``busy``; and it lends long-polls a way to
 wait for a status change (``status_watch``). One implementation per place the route can
-run, picked once when the service is built (``server.choice``):
+run, picked once when the service is built (``server.placement``):
 
 - ``NoServer``: standalone with no API; nothing is known beside the checkpoint.
 - ``FallbackApi`` (``server.fallback``): standalone, with a remote API to fall back on
@@ -24,7 +24,7 @@ A read asks through ``ThreadFacts``: each fact fetched when the verdict
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from typing import Any
@@ -122,6 +122,39 @@ class ThreadFacts:
         """Runs of the thread were started, none of them by ``user_id``."""
         owners = await self._view.run_owners(self._thread_id)
         return bool(owners) and user_id not in owners
+
+    async def judged(
+        self,
+        read: Callable[[], Awaitable[FinalAnswer]],
+        asked_run_id: str | None,
+        rules: Rules,
+    ) -> tuple[FinalAnswer, FinalAnswer]:
+        """The checkpoint's answer from ``read`` (the store's or the API's), and its
+        verdict.
+
+        The server's runs are read after the checkpoint: a run that finished between
+        the two reads would look stopped with work left. When the verdict ends a run the
+        checkpoint does not, the checkpoint is read again, now newer than what the
+        server said."""
+        stored = await read()
+        answer = await self.judge(stored, asked_run_id, rules)
+        if answer.complete and not stored.complete:
+            again = await read()
+            if again != stored:
+                stored, answer = again, await self.judge(again, asked_run_id, rules)
+        return stored, answer
+
+    async def held_elsewhere(
+        self, user_id: str | None, stored_here: Callable[[], Awaitable[bool]]
+    ) -> bool:
+        """Whether a thread the store does not hold may still be read through the API:
+        the server may know one whose first checkpoint is not written yet, or keep it in
+        another store. Not another user's, though: that is answered as an unknown id is,
+        at once, "not found" (``stored_here``: its checkpoints are here, none by this
+        user; or it has none yet and its runs were all started by others)."""
+        if not await self.server_knows_thread():
+            return False
+        return user_id is None or not (await stored_here() or await self.started_by_others(user_id))
 
     async def judge(
         self, answer: FinalAnswer, asked_run_id: str | None, rules: Rules

@@ -12,7 +12,8 @@ config put it: no path or URI setting to keep in step with the host's.
 - Anything else (no custom checkpointer: the server's own in-memory store; a saver we
   cannot read): ``None``, and the route reads through the in-process API.
 
-Standalone, the store is the one the environment names (``environment_store``).
+Standalone, the store is the one the environment names (``environment_store``). Either
+way a ``StoreAddress`` opens its own direct reader.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from evoscientist_final_answer import settings
-from evoscientist_final_answer.store.host_process import inside_langgraph_server
+from evoscientist_final_answer.store.base import CheckpointAnswerReader
+from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 
 ADAPTER_MODULE = "langgraph_api._checkpointer._adapter"
 # seq, name, file of every database the connection has attached; ``main`` is the saver's.
@@ -39,6 +41,21 @@ class StoreAddress:
     sqlite_path: Path | None = None
     postgres_conninfo: str | None = None
 
+    @property
+    def shared(self) -> bool:
+        """Other servers may write the same store (PostgreSQL): a run one server does
+        not know may be alive on another."""
+        return self.postgres_conninfo is not None
+
+    def reader(self, agent: str | None) -> CheckpointAnswerReader:
+        """The direct read of this store, of ``agent``'s rows (None: every graph's)."""
+        if self.sqlite_path is not None:
+            return SqliteAnswerReader(self.sqlite_path, agent)
+        # Imported only here: a host without PostgreSQL never loads psycopg.
+        from evoscientist_final_answer.store.postgres.reader import PostgresAnswerReader
+
+        return PostgresAnswerReader(self.postgres_conninfo, agent)
+
 
 def environment_store() -> StoreAddress:
     """PostgreSQL when ``EVOSCIENTIST_DATABASE_URI`` is set, else ``sessions.db``."""
@@ -48,21 +65,9 @@ def environment_store() -> StoreAddress:
     return StoreAddress(sqlite_path=settings.sessions_db_path())
 
 
-def this_process_agent() -> str | None:
-    """The agent whose rows answer here (``settings.agent_filter``): inside a langgraph
-    API server, every graph's unless one is configured."""
-    return settings.agent_filter(inside_langgraph_server())
-
-
-async def this_process_store() -> StoreAddress | None:
-    """Inside a langgraph API server, the store the server was configured with (its
-    checkpointer's, untold), or None when it is none we read (its own in-memory store,
-    a saver of another kind); standalone, the environment's (none for a sidecar, which
-    reads only its server's API: ``EVOSCIENTIST_READ_FROM=api``)."""
-    if not inside_langgraph_server():
-        if settings.read_from() == settings.READ_FROM_API:
-            return None
-        return environment_store()
+async def host_store() -> StoreAddress | None:
+    """The store the server was configured with (its checkpointer's, untold), or None
+    when it is none we read: its own in-memory store, a saver of another kind."""
     saver = await host_saver()
     return None if saver is None else await store_of(saver)
 

@@ -20,6 +20,7 @@ from langgraph_sdk import get_client
 
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.server.fallback import FallbackApi
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.support.seeds import AGENT_NAME, route
@@ -47,10 +48,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
 
 async def test_a_silent_run_the_fallback_holds_busy_is_running(server: DevServer) -> None:
     client = get_client(url=server.url, api_key=None)
+    api = ApiAnswerReader(server.url)
     service = FinalAnswerService(
         SqliteAnswerReader(server.sessions_db, AGENT_NAME),
-        ApiAnswerReader(server.url),
+        api,
         silence_bound=SILENCE_BOUND,
+        server=FallbackApi(api),
     )
     try:
         thread_id = (await client.threads.create())["thread_id"]

@@ -1,91 +1,29 @@
-"""The server view: picked once, from where the route runs (``server.choice``); and
-its facts fetched for a read only when the verdict needs them, and once
+"""A server view's facts, fetched for a read only when the verdict needs them, and once
 (``server.view.ThreadFacts``)."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Mapping
-from types import SimpleNamespace
+from collections.abc import Awaitable, Callable, Mapping
 
 import pytest
-from langgraph_runtime_inmem.database import GLOBAL_STORE
 
 from evoscientist_final_answer.answer.result import FinalAnswer
 from evoscientist_final_answer.answer.run_liveness import Rules
 from evoscientist_final_answer.answer.status import RunStatus
-from evoscientist_final_answer.server.api import ServerApi
-from evoscientist_final_answer.server.choice import api_for_this_process, server_view
-from evoscientist_final_answer.server.fallback import FallbackApi
-from evoscientist_final_answer.server.remote import RemoteServer
-from evoscientist_final_answer.server.runtime import RuntimeTables
-from evoscientist_final_answer.server.view import NoServer, ServerView
+from evoscientist_final_answer.server.view import ServerView
 
 RULES = Rules(shared_store=False, silence_bound=60.0)
-
-
-def inside_the_server(monkeypatch: pytest.MonkeyPatch, *, runtime: bool) -> None:
-    monkeypatch.setitem(sys.modules, "langgraph_api.server", SimpleNamespace())
-    if runtime:
-        monkeypatch.setenv("LANGGRAPH_RUNTIME_EDITION", "inmem")
-        monkeypatch.setitem(GLOBAL_STORE, "threads", [])
-    else:
-        monkeypatch.setenv("LANGGRAPH_RUNTIME_EDITION", "postgres")
-
-
-def test_standalone(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "langgraph_api.server", raising=False)
-    assert api_for_this_process(None) is None
-    assert type(server_view(None)) is NoServer
-    api = api_for_this_process("http://127.0.0.1:1")
-    assert api is not None and api.url == "http://127.0.0.1:1"
-    assert type(server_view(api)) is FallbackApi
-    assert not api.sidecar
-
-
-async def test_standalone_as_a_sidecar(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``EVOSCIENTIST_READ_FROM=api``: no store, and the server's API read as each
-    caller, its runs weighed as the server's own."""
-    from evoscientist_final_answer.store.host import this_process_store
-
-    monkeypatch.delitem(sys.modules, "langgraph_api.server", raising=False)
-    monkeypatch.setenv("EVOSCIENTIST_READ_FROM", "api")
-    monkeypatch.setenv("EVOSCIENTIST_LANGGRAPH_URL", "http://127.0.0.1:1")
-    assert await this_process_store() is None
-    api = api_for_this_process("http://127.0.0.1:1")
-    assert api is not None and api.sidecar
-    view = server_view(api)
-    assert type(view) is RemoteServer
-    assert view.runs_here and view.asks_as_caller and view.status_watch() is None
-    # Inside a server the setting is ignored: the route reads the server's own store.
-    inside_the_server(monkeypatch, runtime=True)
-    assert type(server_view(api_for_this_process(None))) is RuntimeTables
-
-
-@pytest.mark.parametrize(
-    ("url", "runtime", "view"),
-    [
-        (None, True, RuntimeTables),  # langgraph dev: its own tables
-        (None, False, ServerApi),  # another runtime: its API, in process
-        ("http://127.0.0.1:1", True, ServerApi),  # a URL configured: that server's API
-    ],
-)
-def test_inside_the_server(
-    monkeypatch: pytest.MonkeyPatch, url: str | None, runtime: bool, view: type[ServerView]
-) -> None:
-    inside_the_server(monkeypatch, runtime=runtime)
-    api = api_for_this_process(url)
-    assert api is not None and api.url == url
-    assert type(server_view(api)) is view
-    assert server_view(api).runs_here and server_view(api).asks_as_caller
 
 
 class Counted(ServerView):
     """A view answering fixed facts, counting the questions."""
 
-    def __init__(self, *, runs_here: bool, status: str | None = None) -> None:
+    def __init__(
+        self, *, runs_here: bool, status: str | None = None, owners: frozenset[str] = frozenset()
+    ) -> None:
         self.runs_here = runs_here
         self.status = status
+        self.owners = owners
         self.asked: list[str] = []
 
     async def thread_status(self, thread_id: str) -> str | None:
@@ -99,6 +37,10 @@ class Counted(ServerView):
     async def busy_elsewhere(self, thread_id: str) -> bool:
         self.asked.append("busy")
         return False
+
+    async def run_owners(self, thread_id: str) -> set[str]:
+        self.asked.append("owners")
+        return set(self.owners)
 
 
 def answer(status: RunStatus) -> FinalAnswer:
@@ -141,3 +83,63 @@ async def test_a_fallback_is_asked_only_for_a_run_silent_past_the_bound() -> Non
     await facts.judge(answer(RunStatus.RUNNING), None, RULES)
     assert lost.error is not None and lost.error["code"] == "run_lost"
     assert view.asked == ["busy"]
+
+
+async def test_a_checkpoint_the_verdict_ended_is_read_again() -> None:
+    """The server's runs say the run ended, its checkpoint (read before them) does not:
+    the newer checkpoint answers, judged by the same facts."""
+    view = Counted(runs_here=True, status="idle")
+    checkpoints = [answer(RunStatus.RUNNING), answer(RunStatus.SUCCESS)]
+    reads = 0
+
+    async def read() -> FinalAnswer:
+        nonlocal reads
+        reads += 1
+        return checkpoints[min(reads, len(checkpoints)) - 1]
+
+    stored, judged = await view.facts("thread-1").judged(read, None, RULES)
+    assert reads == 2
+    assert stored.status is RunStatus.SUCCESS and judged.status is RunStatus.SUCCESS
+    assert view.asked == ["runs"]
+
+
+async def test_a_checkpoint_the_verdict_leaves_open_is_read_once() -> None:
+    view = Counted(runs_here=False)
+    reads = 0
+
+    async def read() -> FinalAnswer:
+        nonlocal reads
+        reads += 1
+        return answer(RunStatus.SUCCESS)
+
+    stored, judged = await view.facts("thread-1").judged(read, None, RULES)
+    assert reads == 1 and stored == judged
+
+
+async def stored_here() -> bool:
+    return True
+
+
+async def not_stored_here() -> bool:
+    return False
+
+
+@pytest.mark.parametrize(
+    ("view", "user_id", "stored", "held"),
+    [
+        # The server running the thread does not know it: nowhere else to read it.
+        (Counted(runs_here=True, status=None), None, not_stored_here, False),
+        (Counted(runs_here=True, status="busy"), None, not_stored_here, True),
+        # A fallback API may hold any thread.
+        (Counted(runs_here=False), None, not_stored_here, True),
+        # Another user's: its checkpoints are here, or its runs were all started by others.
+        (Counted(runs_here=False), "bob", stored_here, False),
+        (Counted(runs_here=False, owners=frozenset({"alice"})), "bob", not_stored_here, False),
+        (Counted(runs_here=False, owners=frozenset({"bob"})), "bob", not_stored_here, True),
+        (Counted(runs_here=False), "bob", not_stored_here, True),
+    ],
+)
+async def test_a_thread_the_store_lacks_may_be_held_elsewhere(
+    view: Counted, user_id: str | None, stored: Callable[[], Awaitable[bool]], held: bool
+) -> None:
+    assert await view.facts("thread-1").held_elsewhere(user_id, stored) is held

@@ -19,7 +19,7 @@ from evoscientist_final_answer.store.base import CheckpointAnswerReader
 from evoscientist_final_answer.store.errors import StoreUnavailable
 from evoscientist_final_answer.store.watch import UNSEEN
 
-# One read of the judged answer (``service.FinalAnswerService.read_with_lag``), and
+# One read of the judged answer (``http.read.Reads.now``), and
 # whether the server lags a checkpoint that looks finished.
 ReadWithLag = Callable[[str, str | None, str | None], Awaitable[tuple[FinalAnswer, bool]]]
 

@@ -87,15 +87,18 @@ def api_error_message(exc: httpx.HTTPStatusError) -> str:
 
 
 class ApiAnswerReader:
-    def __init__(self, url: str | None, *, sidecar: bool = False) -> None:
+    def __init__(
+        self, url: str | None, *, as_caller: bool = False, status_in_answer: bool = True
+    ) -> None:
         """``url``: the server's; None for this process's own API (inside the server).
-        ``sidecar``: the reader of a sidecar (``server.remote``): each request carries
-        the caller's credentials (``caller``), and an answer is the state's alone, for
-        the verdict to judge by the server's runs (the thread's status cannot tell a
-        cancelled run from a crashed one; LangGraph's JS server writes no error for a
-        cancelled task)."""
+        ``as_caller``: each request carries the caller's credentials (``caller``), not
+        this process's own. ``status_in_answer``: an answer carries the server's status
+        of the thread; else it is the state's alone, for the verdict to judge by the
+        server's runs (where the status cannot tell a cancelled run from a crashed one:
+        LangGraph's JS server writes no error for a cancelled task)."""
         self.url = url
-        self.sidecar = sidecar
+        self.as_caller = as_caller
+        self.status_in_answer = status_in_answer
         self._client: LangGraphClient | None = None
 
     @property
@@ -105,7 +108,7 @@ class ApiAnswerReader:
                 self._client = in_process_client(API_TIMEOUT_SECONDS)
             else:
                 self._client = get_client(url=self.url, api_key=None, timeout=API_TIMEOUT_SECONDS)
-                if self.sidecar:
+                if self.as_caller:
                     self._client.http.client.event_hooks["request"].append(add_caller)
         return self._client
 
@@ -173,4 +176,6 @@ class ApiAnswerReader:
             return pending_answer(thread_id, run_id, "api")
         if user_id is not None and (state.get("metadata") or {}).get(AUTH_USER_KEY) != user_id:
             raise ThreadNotFound(thread_id)
-        return answer_from_state(thread_id, state, thread_status=None if self.sidecar else status)
+        return answer_from_state(
+            thread_id, state, thread_status=status if self.status_in_answer else None
+        )

@@ -51,7 +51,8 @@ async def test_the_run_marked_done_wakes_the_waiter_while_the_thread_says_busy(
     monkeypatch.setitem(sys.modules, "langgraph_api.server", SimpleNamespace())
     monkeypatch.setattr(server_api, "SERVER_STATUS_POLL_SECONDS", 60.0)
     monkeypatch.setattr(server_runtime, "RUNTIME_STATUS_POLL_SECONDS", 60.0)
-    service = FinalAnswerService(seeder.store.reader(), ApiAnswerReader(None))
+    api = ApiAnswerReader(None)
+    service = FinalAnswerService(seeder.store.reader(), api, server=RuntimeTables(api))
     assert isinstance(service.server, RuntimeTables)
     try:
         assert (await service.read(thread.thread_id)).complete is False  # the run holds it

@@ -21,6 +21,7 @@ from langgraph_sdk import get_client
 from EvoScientist.offline_model import answer_for, notes_for
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.server.fallback import FallbackApi
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader
 from tests.support.postgres import session_database
 from tests.support.seeds import Seeder, route, serving
@@ -142,7 +143,8 @@ async def test_a_poll_answered_through_the_fallback_api_wakes_at_the_run_end(
     elsewhere. Nothing here watches that store: the poll asks the API again and again.
     (It slept to its deadline: the store's watch, readable, was trusted to see it.)"""
     await seeder.paused_before()  # the app's own store: readable, with another thread
-    service = FinalAnswerService(seeder.store.reader(), ApiAnswerReader(api_only_server.url))
+    api = ApiAnswerReader(api_only_server.url)
+    service = FinalAnswerService(seeder.store.reader(), api, server=FallbackApi(api))
     sdk = get_client(url=api_only_server.url, api_key=None, timeout=60)
     question = "Who watches a store no one here can see?"
     try:

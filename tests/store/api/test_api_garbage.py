@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 from evoscientist_final_answer.http.app import create_app
 from evoscientist_final_answer.http.service import FinalAnswerService
+from evoscientist_final_answer.server.fallback import FallbackApi
 from evoscientist_final_answer.store.api.reader import ApiAnswerReader
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.support.seeds import AGENT_NAME, route, uuid_thread_id
@@ -92,9 +93,11 @@ class FakeApi:
 async def fallback_app(tmp_path: Path, api: FakeApi) -> AsyncIterator[httpx.AsyncClient]:
     """The standalone app, its ``sessions.db`` missing, falling back to ``api``."""
     async with listening(api.app()) as port:
+        reader = ApiAnswerReader(f"http://127.0.0.1:{port}")
         service = FinalAnswerService(
             SqliteAnswerReader(tmp_path / "data" / "sessions.db", AGENT_NAME),
-            ApiAnswerReader(f"http://127.0.0.1:{port}"),
+            reader,
+            server=FallbackApi(reader),
         )
         app = create_app(lambda: service)
         # Today's failures are 500s, not exceptions in the test.
