@@ -44,7 +44,7 @@ async function orNull(request) {
   }
 }
 
-/** The facts of a thread a verdict weighs, asked of the server's API. */
+/** A thread's state and the facts a verdict weighs, asked of the server's API. */
 export class ApiFacts {
   constructor(client) {
     this.client = client;
@@ -84,20 +84,6 @@ export class ApiFacts {
     return new Map(runs.map((run) => [run.run_id, run.status]));
   }
 
-  /** Whether a run of the thread is queued (created, not yet started). */
-  async queued(threadId, signal) {
-    const pending = await orNull(this.client.runs.list(threadId, { status: "pending", limit: 1, signal }));
-    return Array.isArray(pending) && pending.length > 0;
-  }
-}
-
-export class ApiReader {
-  /** `facts`: where the thread's status and runs come from (default: the API). */
-  constructor(client, facts = new ApiFacts(client)) {
-    this.client = client;
-    this.facts = facts;
-  }
-
   /** The thread's latest state, or that of the run's newest checkpoint (null: none). */
   async state(threadId, runId, signal) {
     try {
@@ -110,6 +96,20 @@ export class ApiReader {
       if (UNKNOWN_THREAD.has(statusOf(error))) throw new ThreadNotFound(threadId);
       throw error;
     }
+  }
+
+  /** Whether a run of the thread is queued (created, not yet started). */
+  async queued(threadId, signal) {
+    const pending = await orNull(this.client.runs.list(threadId, { status: "pending", limit: 1, signal }));
+    return Array.isArray(pending) && pending.length > 0;
+  }
+}
+
+export class ApiReader {
+  /** `facts`: where the thread's state, status and runs come from (default: the API). */
+  constructor(client, facts = new ApiFacts(client)) {
+    this.client = client;
+    this.facts = facts;
   }
 
   /**
@@ -147,7 +147,7 @@ export class ApiReader {
 
   /** The answer the thread's (or the run's) state alone gives. */
   async stateAnswer(threadId, runId, signal) {
-    const state = await this.state(threadId, runId, signal);
+    const state = await this.facts.state(threadId, runId, signal);
     if (!state?.checkpoint?.checkpoint_id) return { ...pendingAnswer(threadId, runId), reasoning: "" };
     return answerFromState(threadId, state, { includeReasoning: true });
   }

@@ -8,6 +8,38 @@ import { StoreUnavailable, ThreadNotFound } from "./reader.js";
 // see (its auth: 403, 404), as the API answers them.
 const UNKNOWN_THREAD = new Set([400, 403, 404, 422]);
 
+// The API's JSON of a langchain object (a message) in a state: its dict, as the server's
+// own responses write it.
+function asApiJson(key, value) {
+  const raw = this[key];
+  if (raw !== null && typeof raw === "object" && typeof raw.toDict === "function") {
+    const { type, data } = raw.toDict();
+    return { ...data, type };
+  }
+  return value;
+}
+
+/** A state snapshot of the server's storage as its API answers it (`GET
+ * /threads/{id}/state`): the fields an answer is read from. */
+export function apiState(snapshot) {
+  const tasks = (snapshot.tasks ?? []).map((task) => ({
+    id: task.id,
+    name: task.name,
+    error: task.error == null ? null : task.error instanceof Error ? task.error.message : JSON.stringify(task.error),
+    interrupts: task.interrupts,
+  }));
+  const checkpointId = snapshot.config?.configurable?.checkpoint_id;
+  const state = {
+    values: snapshot.values,
+    next: snapshot.next,
+    tasks,
+    metadata: snapshot.metadata,
+    created_at: snapshot.createdAt ? new Date(snapshot.createdAt) : null,
+    checkpoint: checkpointId ? { checkpoint_id: checkpointId } : null,
+  };
+  return JSON.parse(JSON.stringify(state, asApiJson));
+}
+
 function time(value) {
   return value instanceof Date ? value.getTime() : Date.parse(String(value ?? "")) || 0;
 }
@@ -25,7 +57,8 @@ export class ServerStorage {
     const ops = c?.var?.LANGGRAPH_OPS;
     const lent =
       typeof ops?.threads?.get === "function" && typeof ops?.runs?.search === "function" ? ops : null;
-    return lent && new ServerStorage(lent, c.var.auth);
+    const reads = typeof ops?.threads?.state?.get === "function" && typeof ops?.threads?.state?.list === "function";
+    return lent && reads ? new ServerStorage(lent, c.var.auth) : null;
   }
 
   async #call(read, threadId) {
@@ -45,6 +78,28 @@ export class ServerStorage {
     return thread;
   }
 
+  /** The thread's latest state (`runId`: that run's newest; null: none), in the API's
+   * shape, read as the API reads it but without a request through the server's stack. */
+  async state(threadId, runId) {
+    const thread = { configurable: { thread_id: threadId } };
+    const states = this.ops.threads.state;
+    const snapshot =
+      runId == null
+        ? await this.#call(() => states.get(thread, { subgraphs: false }, this.auth), threadId)
+        : (
+            await this.#call(
+              () =>
+                states.list(
+                  { configurable: { thread_id: threadId, checkpoint_ns: "" } },
+                  { limit: 1, metadata: { run_id: runId } },
+                  this.auth,
+                ),
+              threadId,
+            )
+          )?.[0];
+    return snapshot ? apiState(snapshot) : null;
+  }
+
   /** The thread's runs' records, oldest first. */
   async runRecords(threadId) {
     const runs = await this.#call(
@@ -57,11 +112,15 @@ export class ServerStorage {
   }
 }
 
-/** The facts of a thread a verdict weighs, from the server's storage: what `ApiFacts`
- * asks the API for, without a request. */
+/** A thread's state and the facts a verdict weighs, from the server's storage: what
+ * `ApiFacts` asks the API for, without a request. */
 export class StorageFacts {
   constructor(storage) {
     this.storage = storage;
+  }
+
+  state(threadId, runId) {
+    return this.storage.state(threadId, runId);
   }
 
   async thread(threadId) {

@@ -13,6 +13,16 @@ const LOOPBACK = Symbol.for("langgraph_api:fetch");
 let current = null;
 globalThis[LOOPBACK] = (url, init) => current.api(new Request(url, init));
 
+// A state as the server's storage holds it (a `StateSnapshot`), from its API's JSON.
+const snapshot = (state) => ({
+  values: structuredClone(state.values),
+  next: state.next,
+  tasks: state.tasks,
+  metadata: state.metadata,
+  createdAt: state.created_at,
+  config: { configurable: { checkpoint_id: state.checkpoint.checkpoint_id } },
+});
+
 class HttpError extends Error {
   constructor(status) {
     super(`HTTP ${status}`);
@@ -40,7 +50,17 @@ export class FakeServer {
       return thread;
     };
     this.ops = {
-      threads: { get: async (threadId, auth) => owned(threadId, auth).record },
+      threads: {
+        get: async (threadId, auth) => owned(threadId, auth).record,
+        state: {
+          get: async ({ configurable }, _options, auth) => snapshot(owned(configurable.thread_id, auth).state),
+          list: async ({ configurable }, { metadata }, auth) =>
+            owned(configurable.thread_id, auth)
+              .history.filter((state) => state.metadata.run_id === metadata.run_id)
+              .slice(-1)
+              .map(snapshot),
+        },
+      },
       runs: {
         search: async (threadId, { offset, limit }, auth) =>
           [...owned(threadId, auth).runs.values()].slice(offset, limit),

@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import { test } from "node:test";
 
-import { ApiReader, ThreadNotFound } from "../../src/route/reader.js";
-import { ServerStorage, StorageFacts } from "../../src/route/server-storage.js";
+import { ApiFacts, ApiReader, ThreadNotFound } from "../../src/route/reader.js";
+import { ServerStorage, StorageFacts, apiState } from "../../src/route/server-storage.js";
 
 const DIR = new URL("../fixtures/answer/", import.meta.url);
 const CASES = readdirSync(DIR)
@@ -42,7 +42,10 @@ function serverOf(fixture) {
     },
   };
   const ops = {
-    threads: { get: async () => ({ thread_id: fixture.thread_id, status: fixture.thread_status }) },
+    threads: {
+      get: async () => ({ thread_id: fixture.thread_id, status: fixture.thread_status }),
+      state: { get: async () => null, list: async () => [] }, // the case's state is the API's
+    },
     runs: { search: async () => runsOf(fixture).reverse() }, // in any order: sorted by the reader
   };
   return { client, storage: ServerStorage.of({ var: { LANGGRAPH_OPS: ops, auth: undefined } }) };
@@ -61,7 +64,9 @@ for (const fixture of CASES) {
     const { client, storage } = serverOf(fixture);
     const runId = fixture.run_id ?? null;
     const api = await outcome(() => new ApiReader(client).read(fixture.thread_id, runId));
-    const stored = await outcome(() => new ApiReader(client, new StorageFacts(storage)).read(fixture.thread_id, runId));
+    const facts = new StorageFacts(storage);
+    facts.state = (...args) => new ApiFacts(client).state(...args);
+    const stored = await outcome(() => new ApiReader(client, facts).read(fixture.thread_id, runId));
     assert.deepEqual(stored, api);
   });
 }
@@ -71,10 +76,37 @@ test("the storage's refusal of a thread is ThreadNotFound; a server lending none
     const refuse = async () => {
       throw Object.assign(new Error("no"), { status });
     };
-    const storage = ServerStorage.of({ var: { LANGGRAPH_OPS: { threads: { get: refuse }, runs: { search: refuse } } } });
+    const threads = { get: refuse, state: { get: refuse, list: refuse } };
+    const storage = ServerStorage.of({ var: { LANGGRAPH_OPS: { threads, runs: { search: refuse } } } });
     await assert.rejects(storage.record("t"), ThreadNotFound);
     await assert.rejects(new StorageFacts(storage).runs("t"), ThreadNotFound);
   }
   assert.equal(ServerStorage.of({ var: {} }), null);
   assert.equal(ServerStorage.of({ var: { LANGGRAPH_OPS: { threads: {} } } }), null);
+});
+
+test("a state of the storage reads as the API writes it: messages as dicts, errors as text", () => {
+  const message = { toDict: () => ({ type: "ai", data: { content: "hi", id: "m1", additional_kwargs: {} } }) };
+  const state = apiState({
+    values: { messages: [message] },
+    next: ["agent"],
+    tasks: [
+      { id: "t1", name: "agent", error: new Error("boom"), interrupts: [] },
+      { id: "t2", name: "agent", error: { message: "down", name: "Error" }, interrupts: [{ id: "i", value: 1 }] },
+    ],
+    metadata: { run_id: "r1" },
+    createdAt: "2026-12-05T10:00:00.000Z",
+    config: { configurable: { thread_id: "t", checkpoint_id: "c1" } },
+  });
+  assert.deepEqual(state, {
+    values: { messages: [{ content: "hi", id: "m1", additional_kwargs: {}, type: "ai" }] },
+    next: ["agent"],
+    tasks: [
+      { id: "t1", name: "agent", error: "boom", interrupts: [] },
+      { id: "t2", name: "agent", error: '{"message":"down","name":"Error"}', interrupts: [{ id: "i", value: 1 }] },
+    ],
+    metadata: { run_id: "r1" },
+    created_at: "2026-12-05T10:00:00.000Z",
+    checkpoint: { checkpoint_id: "c1" },
+  });
 });
