@@ -43,7 +43,6 @@ from evoscientist_final_answer.answer.status import (
     overlay_thread_status,
     run_error,
 )
-from evoscientist_final_answer.store.errors import RunNotFound
 
 ACTIVE_RUN_STATUSES = frozenset({"pending", "running"})
 
@@ -53,6 +52,10 @@ RUN_LOST_MESSAGE = (
 )
 RUN_CANCELLED_MESSAGE = "the run was cancelled (POST /threads/{thread_id}/runs/{run_id}/cancel)"
 UNWRITTEN_FAILURE_MESSAGE = "the run failed before it wrote a checkpoint; see the server log"
+
+
+class RunNotFound(Exception):
+    """The server does not know this run on the thread, and no checkpoint carries it."""
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 
 from evoscientist_final_answer.answer.result import FinalAnswer, pending_answer, with_thread_status
+from evoscientist_final_answer.answer.run_liveness import RunNotFound
 from evoscientist_final_answer.answer.status import RunStatus
-from evoscientist_final_answer.store.errors import RunNotFound, StoreUnavailable, ThreadNotFound
+from evoscientist_final_answer.store.errors import StoreUnavailable, ThreadNotFound
 from evoscientist_final_answer.store.lru import LruCache
 
 # Answers kept, by ``(thread, head)``.

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# The verdict's own error (``answer.run_liveness``), still named here by the route's
+# error table until it imports it from there.
+from evoscientist_final_answer.answer.run_liveness import RunNotFound as RunNotFound
+
 
 class ThreadNotFound(Exception):
     """The store is readable and holds no checkpoint this route may answer from."""
@@ -19,10 +23,6 @@ class CheckpointUnreadable(StoreUnavailable):
     Retrying the same read gives the same result; another path (the langgraph API) or a
     new checkpoint may still answer.
     """
-
-
-class RunNotFound(Exception):
-    """The server does not know this run on the thread, and no checkpoint carries it."""
 
 
 class ApiInvalid(StoreUnavailable):

@@ -15,6 +15,7 @@ from evoscientist_final_answer.answer.run_liveness import (
     Ask,
     Evidence,
     Rules,
+    RunNotFound,
     ServerRuns,
     Writer,
     judge,
@@ -23,7 +24,6 @@ from evoscientist_final_answer.answer.run_liveness import (
 )
 from evoscientist_final_answer.answer.status import RunState, RunStatus, run_error
 from evoscientist_final_answer.settings import DEFAULT_RUN_SILENCE_SECONDS, run_silence_seconds
-from evoscientist_final_answer.store.errors import RunNotFound
 
 RUNNING = RunState(RunStatus.RUNNING)
 PENDING = RunState(RunStatus.PENDING)

@@ -18,6 +18,7 @@ import psycopg
 import pytest
 from langchain_core.messages import HumanMessage
 
+from evoscientist_final_answer.answer.run_liveness import RunNotFound
 from evoscientist_final_answer.answer.status import RunStatus
 from evoscientist_final_answer.maintenance.sqlite import MaintainedSqliteSaver
 from evoscientist_final_answer.store.deleted_runs import (
@@ -25,7 +26,6 @@ from evoscientist_final_answer.store.deleted_runs import (
     deleted_here,
     recording_deletions,
 )
-from evoscientist_final_answer.store.errors import RunNotFound
 from evoscientist_final_answer.store.sqlite.change_signal import COALESCE_SECONDS, TRAILING_SECONDS
 from evoscientist_final_answer.store.sqlite.reader import SqliteAnswerReader
 from tests.support.factory_saver import factory_saver as open_factory_saver
