@@ -1,14 +1,15 @@
 """The OpenAPI 3.1 description of the custom routes, served at ``GET /api/openapi.json``.
 
-Written by hand from the contract in ``docs/final-answer.md`` (the route's tests hold
-the app to it: ``tests/http/test_fuzz_openapi.py`` fuzzes every operation with schemathesis
-and checks each response against this document).
+Written by hand from the contract in ``docs/final-answer.md``, its errors from the
+route's error table (``errors.py``); ``tests/http/test_fuzz_openapi.py`` fuzzes every
+operation against it and ``tests/http/test_errors.py`` validates every error row's body.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from evoscientist_final_answer.http.errors import ROUTE_ERRORS, MethodNotAllowed, RouteError
 from evoscientist_final_answer.http.params import FORMATS, MAX_ID_LENGTH, MAX_WAIT_SECONDS
 
 OPENAPI_PATH = "/api/openapi.json"
@@ -26,19 +27,7 @@ ERROR_SCHEMA: dict[str, Any] = {
             "type": "object",
             "required": ["code", "message", "retryable"],
             "properties": {
-                "code": {
-                    "type": "string",
-                    "enum": [
-                        "thread_not_found",
-                        "run_not_found",
-                        "invalid_request",
-                        "store_unavailable",
-                        "checkpoint_unreadable",
-                        "store_damaged",
-                        "misconfigured",
-                        "method_not_allowed",
-                    ],
-                },
+                "code": {"type": "string", "enum": [row.code for row in ROUTE_ERRORS]},
                 "message": {"type": "string"},
                 "retryable": {"type": "boolean"},
             },
@@ -111,15 +100,52 @@ FINAL_ANSWER_SCHEMA: dict[str, Any] = {
 }
 
 
-def _error(description: str, **headers: Any) -> dict[str, Any]:
+def _errors(rows: list[RouteError], **headers: Any) -> dict[str, Any]:
+    """The response of one status: the Error body, held to these rows' codes and each
+    one's ``retryable``, so a body with another status's code does not validate."""
+    described = "\n".join(
+        f"- {row.code}{' (retryable)' if row.retryable else ''}: {row.when}" for row in rows
+    )
+    if any(row.retryable for row in rows):
+        headers["Retry-After"] = _text_header("seconds to wait before a retryable error's retry")
+    these_rows = [
+        {
+            "properties": {
+                "error": {
+                    "properties": {
+                        "code": {"const": row.code},
+                        "retryable": {"const": row.retryable},
+                    }
+                }
+            }
+        }
+        for row in rows
+    ]
     return {
-        "description": description,
+        "description": described,
         "headers": {
             "Cache-Control": {"schema": {"type": "string", "const": "no-store"}},
             **headers,
         },
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        "content": {
+            "application/json": {
+                "schema": {"allOf": [{"$ref": "#/components/schemas/Error"}, {"oneOf": these_rows}]}
+            }
+        },
     }
+
+
+def _error_responses(rows: list[RouteError]) -> dict[str, Any]:
+    """One response per status of ``rows``, in the table's order."""
+    statuses = dict.fromkeys(row.status for row in rows)
+    return {
+        str(status): _errors([row for row in rows if row.status == status]) for status in statuses
+    }
+
+
+# Every method but GET and HEAD is refused (405); GET answers every other row.
+_REFUSED = [row for row in ROUTE_ERRORS if row.exception is MethodNotAllowed]
+_READ_ERRORS = [row for row in ROUTE_ERRORS if row.exception is not MethodNotAllowed]
 
 
 # The value as stored, percent-encoded outside visible ASCII (and ``%`` itself), since a
@@ -209,25 +235,7 @@ FINAL_ANSWER_OPERATION: dict[str, Any] = {
             "description": "If-None-Match matched: the answer has not changed",
             "headers": {"ETag": {"required": True, "schema": {"type": "string"}}},
         },
-        "404": _error(
-            "thread_not_found: no checkpoint of this agent (or user) for the thread; "
-            "run_not_found: inside the server, a run_id this server does not know on the "
-            "thread and that no checkpoint carries; anywhere, a run that was deleted "
-            "(rolled back) on any server sharing the store"
-        ),
-        "401": _error(
-            "unauthorized: the standalone app as a sidecar (EVOSCIENTIST_READ_FROM=api) "
-            "passed the caller's credentials on, and the server it reads refused them"
-        ),
-        "422": _error("invalid_request: a malformed thread id or parameter"),
-        "503": _error(
-            "store_unavailable (retryable: the store could not be read in time, or the "
-            "fallback API answered something that is not a thread state), "
-            "checkpoint_unreadable (not retryable: the stored checkpoint cannot be decoded) or "
-            "store_damaged (not retryable: the store file is not a database or is corrupt) or "
-            "misconfigured (not retryable: a setting of the route's cannot be used; the "
-            "message names the variable and what it accepts)"
-        ),
+        **_error_responses(_READ_ERRORS),
     },
 }
 
@@ -236,8 +244,8 @@ FINAL_ANSWER_OPERATION: dict[str, Any] = {
 REFUSED_OPERATION: dict[str, Any] = {
     "summary": "Not allowed: the route is read-only",
     "responses": {
-        "405": _error(
-            "method_not_allowed: use GET or HEAD",
+        "405": _errors(
+            _REFUSED,
             Allow={"required": True, "schema": {"type": "string", "const": "GET, HEAD"}},
         )
     },

@@ -23,26 +23,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
+from evoscientist_final_answer.http.errors import ROUTE_EXCEPTIONS, MethodNotAllowed, error_row
 from evoscientist_final_answer.http.longpoll.held_response import WAY_OUT, HeldResponse, WayOut
 from evoscientist_final_answer.http.loop_services import LoopServices, ServiceFactory
 from evoscientist_final_answer.http.openapi import OPENAPI_PATH, openapi_document
-from evoscientist_final_answer.http.params import InvalidRequest, parse_query
-from evoscientist_final_answer.http.responses import (
-    answer_etag,
-    answer_response,
-    error_response,
-    etag_matches,
-)
+from evoscientist_final_answer.http.params import FinalAnswerQuery, InvalidRequest, parse_query
+from evoscientist_final_answer.http.responses import answer_etag, answer_response, etag_matches
 from evoscientist_final_answer.http.service import FinalAnswerService
 from evoscientist_final_answer.settings import SettingError
-from evoscientist_final_answer.store.errors import (
-    CallerUnauthorized,
-    CheckpointUnreadable,
-    RunNotFound,
-    StoreDamaged,
-    StoreUnavailable,
-    ThreadNotFound,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -149,20 +137,26 @@ async def until_client_gone(
         gone.cancel()
 
 
+def failure(exc: Exception, query: FinalAnswerQuery | None = None) -> Response:
+    """The documented error for ``exc``: its row of ``errors.ROUTE_ERRORS``, logged as
+    the row says."""
+    row = error_row(exc)
+    thread_id = query.thread_id if query is not None else None
+    run_id = query.run_id if query is not None else None
+    if row.log_level is not None:
+        logger.log(row.log_level, row.log_line(exc, thread_id, run_id))
+    return row.response(exc, thread_id, run_id)
+
+
 async def get_final_answer(request: Request, service: FinalAnswerService) -> Response:
     if request.method not in ROUTE_METHODS:
-        response = error_response(
-            405,
-            "method_not_allowed",
-            f"{request.method} is not allowed here; use GET or HEAD",
-            retryable=False,
-        )
+        response = failure(MethodNotAllowed(request.method))
         response.headers["Allow"] = ", ".join(ROUTE_METHODS)
         return response
     try:
         query = parse_query(request.path_params["thread_id"], request.query_params)
     except InvalidRequest as exc:
-        return error_response(422, "invalid_request", str(exc), retryable=False)
+        return failure(exc)
 
     representation = f"{query.format}{'+reasoning' if query.include_reasoning else ''}"
     if_none_match = request.headers.get("if-none-match")
@@ -197,49 +191,13 @@ async def get_final_answer(request: Request, service: FinalAnswerService) -> Res
                     return ALREADY_SENT
             else:
                 answer = await service.read(query.thread_id, query.run_id, user_id=user_id)
-    except ThreadNotFound:
-        return error_response(
-            404, "thread_not_found", f"thread {query.thread_id!r} not found", retryable=False
-        )
-    except CallerUnauthorized as exc:
-        return error_response(401, "unauthorized", str(exc), retryable=False)
-    except RunNotFound:
-        return error_response(
-            404,
-            "run_not_found",
-            f"run {query.run_id!r} not found on thread {query.thread_id!r}",
-            retryable=False,
-        )
     except ClientGone:
         if held is not None and held.sent:
             return ALREADY_SENT  # gone after the poll sent its response
         # Nobody reads this; a status of its own keeps access logs truthful.
         return Response(status_code=CLIENT_GONE_STATUS)
-    except StoreDamaged as exc:
-        logger.error("thread %s: the store is damaged: %s", query.thread_id, exc)
-        return error_response(
-            503,
-            "store_damaged",
-            "the session store is damaged (not a database, or corrupt); see the server log",
-            retryable=False,
-        )
-    except CheckpointUnreadable as exc:
-        # One line naming the thread and the cause; the client gets the code, no internals.
-        logger.error("thread %s: checkpoint unreadable: %s", query.thread_id, exc)
-        return error_response(
-            503,
-            "checkpoint_unreadable",
-            "the thread's newest checkpoint cannot be decoded; see the server log",
-            retryable=False,
-        )
-    except StoreUnavailable as exc:
-        logger.warning("thread %s: no store could answer: %s", query.thread_id, exc)
-        return error_response(
-            503,
-            "store_unavailable",
-            "the session store could not be read; retry shortly",
-            retryable=True,
-        )
+    except ROUTE_EXCEPTIONS as exc:
+        return failure(exc, query)
 
     return answer_response(answer, query, representation, if_none_match)
 
@@ -290,7 +248,7 @@ class FinalAnswerRoute(Route):
         try:
             service = await self.services.get()
         except SettingError as exc:  # logged once, by ``services``
-            return error_response(503, "misconfigured", str(exc), retryable=False)
+            return failure(exc)
         return await get_final_answer(request, service)
 
 

@@ -4,7 +4,7 @@
 
 import { Hono } from "hono";
 
-import { handleFinalAnswer } from "../route/handler.js";
+import { handleFinalAnswer } from "../route/routes.js";
 
 export const FINAL_ANSWER_PATH = "/api/threads/:thread_id/final-answer";
 

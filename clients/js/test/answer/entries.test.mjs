@@ -7,7 +7,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { test } from "node:test";
 
 import { answerFromState } from "../../src/core/index.js";
-import { handleFinalAnswer } from "../../src/route/handler.js";
+import { handleFinalAnswer } from "../../src/route/routes.js";
 
 const DIR = new URL("../fixtures/answer/", import.meta.url);
 const CASES = readdirSync(DIR)

@@ -1,11 +1,11 @@
 // The route as a fetch handler: a `Request` in, a `Response` out, whatever framework
-// mounts it (`../hono` on LangGraph's JS server). Same contract as the Python route
-// (docs/final-answer.md), read through the server's own API (`reader.js`).
+// mounts it (`../hono` on LangGraph's JS server). The twin of the Python route
+// (evoscientist_final_answer/http/routes.py), read through the server's own API (`reader.js`).
 
-import { RunNotFound } from "../answer/run-liveness.js";
-import { InvalidRequest, parseQuery, pythonRepr } from "./params.js";
-import { ApiReader, StoreUnavailable, ThreadNotFound, clientFor } from "./reader.js";
-import { answerEtag, answerResponse, errorResponse, etagMatches, representationOf } from "./responses.js";
+import { MethodNotAllowed, errorRow, errorRowOf } from "./errors.js";
+import { InvalidRequest, parseQuery } from "./params.js";
+import { ApiReader, clientFor } from "./reader.js";
+import { answerEtag, answerResponse, etagMatches, representationOf } from "./responses.js";
 import { waitForAnswer } from "./wait.js";
 
 export const ROUTE_METHODS = ["GET", "HEAD"];
@@ -17,15 +17,15 @@ export const ROUTE_METHODS = ["GET", "HEAD"];
  */
 export async function handleFinalAnswer(request, threadId, options = {}) {
   if (!ROUTE_METHODS.includes(request.method)) {
-    return errorResponse(405, "method_not_allowed", `${request.method} is not allowed here; use GET or HEAD`, false, {
-      Allow: ROUTE_METHODS.join(", "),
-    });
+    const response = failure(new MethodNotAllowed(request.method));
+    response.headers.set("Allow", ROUTE_METHODS.join(", "));
+    return response;
   }
   let query;
   try {
     query = parseQuery(threadId, new URL(request.url).searchParams);
   } catch (error) {
-    if (error instanceof InvalidRequest) return errorResponse(422, "invalid_request", error.message, false);
+    if (error instanceof InvalidRequest) return failure(error);
     throw error;
   }
   const ifNoneMatch = request.headers.get("if-none-match");
@@ -47,24 +47,19 @@ export async function handleFinalAnswer(request, threadId, options = {}) {
   }
 }
 
-function failure(error, query) {
-  if (error instanceof ThreadNotFound) {
-    return errorResponse(404, "thread_not_found", `thread ${pythonRepr(query.threadId)} not found`, false);
-  }
-  if (error instanceof RunNotFound) {
-    return errorResponse(
-      404,
-      "run_not_found",
-      `run ${pythonRepr(query.runId)} not found on thread ${pythonRepr(query.threadId)}`,
-      false,
-    );
-  }
+/** The documented error for `error`: its row of `errors.js`'s `ROUTE_ERRORS`. */
+function failure(error, query = {}) {
   if (error?.name === "AbortError") {
     // The caller left: nobody reads this; a status of its own keeps access logs truthful.
     return new Response(null, { status: 499 });
   }
-  if (!(error instanceof StoreUnavailable)) {
+  const row = errorRow(error);
+  if (row === null) {
+    // What no row answers (an SDK or server surprise) is logged, and the client is told
+    // the store could not be read: retryable, never a stack trace.
     console.error(`final-answer: thread ${query.threadId}:`, error);
+    return errorRowOf("store_unavailable").response(error, query);
   }
-  return errorResponse(503, "store_unavailable", "the session store could not be read; retry shortly", true);
+  if (row.log) console[row.log](`final-answer: thread ${query.threadId}:`, error);
+  return row.response(error, query);
 }
