@@ -1,5 +1,5 @@
 """The service behind the route: what it reads through, wired once from where this
-process runs (``server.placement``), and its reads (``read``) and long-polls
+process runs (``server.placement``); its reads (``read.Reads``) and its long-polls
 (``longpoll.waiting``), which share reads."""
 
 from __future__ import annotations

@@ -1,24 +1,6 @@
 """Inside a langgraph API server, what it knows of a thread, asked through its API
 (``langgraph_sdk``): the view of any runtime whose tables this process cannot read
-(PostgreSQL-backed ``langgraph_runtime_postgres``; or a server at the configured URL).
-
-In process, the SDK's client reaches the same server, so these are reads of its own
-thread and run tables: a thread's status (``idle``/``busy``/``interrupted``/``error``),
-which runs of the thread it holds and in what status
-(``pending``/``running``/``success``/``error``/``timeout``/``interrupted``), and who
-started them. The in-memory runtime keeps its run table across a clean restart but not
-across ``kill -9`` (it flushes to disk every 10 s): a run it does not know was never
-its own, or was lost.
-
-Who started a thread's runs (issue 20 §5): a user's own checkpoints say whose a thread
-is (``langgraph_auth_user_id`` in their metadata); before its first run writes one,
-only the run records do: langgraph-api puts the caller's identity in each run's
-``config.configurable``. Without them, another user's request on a thread whose run had
-just started was answered ``pending`` and held until the first checkpoint (about a
-second) before its 404, while an unknown id's 404 came at once: the thread's existence
-showed in the time taken. A run whose record hides its config (a server's custom
-encryption) names no one.
-"""
+(PostgreSQL-backed ``langgraph_runtime_postgres``), or of a server at a configured URL."""
 
 from __future__ import annotations
 
@@ -58,7 +40,14 @@ CATCH_UP_POLL_SECONDS = 0.02
 
 
 class ServerApi(ServerView):
-    """The server this process is, asked through its API."""
+    """The server this process is, asked through its API. In process the SDK's client
+    reaches the same server, so these are reads of its own thread and run tables: a
+    thread's status (``idle``/``busy``/``interrupted``/``error``), which runs of the
+    thread it holds and in what status
+    (``pending``/``running``/``success``/``error``/``timeout``/``interrupted``), and who
+    started them. The in-memory runtime keeps its run table across a clean restart but
+    not across ``kill -9`` (it flushes to disk every 10 s): a run it does not know was
+    never its own, or was lost."""
 
     runs_here = True
     asks_as_caller = True
@@ -192,7 +181,14 @@ def _run_status(run: object) -> tuple[str, str]:
 
 
 async def api_run_owners(client: LangGraphClient, thread_id: str) -> set[str]:
-    """The users who started the thread's runs, asked through the API (``runs.list``)."""
+    """The users who started the thread's runs, asked through the API (``runs.list``).
+
+    A user's own checkpoints say whose a thread is (``langgraph_auth_user_id`` in their
+    metadata); before its first run writes one, only the run records do: langgraph-api
+    puts the caller's identity in each run's ``config.configurable``. So another user's
+    request on a thread whose run has just started gets its 404 at once, as an unknown
+    id does: the thread's existence does not show in the time taken. A run whose record
+    hides its config (a server's custom encryption) names no one."""
     if not api_thread_id(thread_id):
         return set()
     try:

@@ -1,15 +1,6 @@
-"""Standalone as a sidecar (``EVOSCIENTIST_READ_FROM=api``): the server at
-``EVOSCIENTIST_LANGGRAPH_URL`` runs the threads, and this process reads them through its
-API alone, as each caller.
-
-So its facts weigh as the server's own do inside it (``ServerApi``): a run it holds
-``pending``/``running`` is alive however long it is silent, one it holds
-``interrupted`` was cancelled, one it no longer knows was lost. But it is asked with
-the caller's credentials (``store.api.caller``), never as itself: its auth decides what
-each caller reads, and a long-poll runs as the caller who started it (keyed by those
-credentials). Nothing here is told of a change: a long-poll reads again every
-``API_POLL_SECONDS``.
-"""
+"""A sidecar's view of the server it stands beside: that server runs the threads, so its
+facts weigh as the server's own do inside it (``ServerApi``); but it is asked as each
+caller, never as this process, so its auth decides what each caller reads."""
 
 from __future__ import annotations
 
@@ -25,6 +16,12 @@ from evoscientist_final_answer.store.api.caller import as_caller
 
 
 class RemoteServer(ServerApi):
+    """A run it holds ``pending``/``running`` is alive however long it is silent, one it
+    holds ``interrupted`` was cancelled, one it does not know was lost. Each request
+    carries the caller's credentials (``store.api.caller``), and a long-poll runs as the
+    caller who started it (keyed by those credentials). Nothing here is told of a
+    change: a long-poll reads again every ``API_POLL_SECONDS``."""
+
     def caller_context(self, scope: Scope, headers: Headers) -> AbstractAsyncContextManager[Any]:
         return _as_caller(headers)
 

@@ -1,25 +1,6 @@
-"""What the server knows about a thread, as one interface wherever the route runs.
-
-A ``ServerView`` answers four questions about a thread: its status, its runs, who
-started them, and whether a server holds it ``busy``; and it lends long-polls a way to
-wait for a status change (``status_watch``). One implementation per place the route can
-run, picked once when the service is built (``server.placement``):
-
-- ``NoServer``: standalone with no API; nothing is known beside the checkpoint.
-- ``FallbackApi`` (``server.fallback``): standalone, with a remote API to fall back on
-  (``EVOSCIENTIST_LANGGRAPH_URL``); it runs no thread here, but vouches for a thread
-  it holds ``busy``.
-- ``ServerApi`` (``server.api``): inside a langgraph API server, asking it through its
-  API (in process; or at the configured URL).
-- ``RemoteServer`` (``server.remote``): standalone as a sidecar
-  (``EVOSCIENTIST_READ_FROM=api``), asking the server at ``EVOSCIENTIST_LANGGRAPH_URL``
-  as each caller: that server runs the threads, and its auth decides.
-- ``RuntimeTables`` (``server.runtime``): inside ``langgraph dev``, reading the
-  in-memory runtime's own tables (microseconds, where a request costs milliseconds).
-
-A read asks through ``ThreadFacts``: each fact fetched when the verdict
-(``answer.run_liveness.verdict``) first needs it, and once per read.
-"""
+"""What the server knows about a thread, as one interface wherever the route runs (one
+implementation a place, picked once by ``server.placement``); and one read's facts of a
+thread (``ThreadFacts``), each fetched when the verdict first needs it, and once."""
 
 from __future__ import annotations
 
@@ -45,7 +26,22 @@ from evoscientist_final_answer.server.status_watch import StatusWatch
 
 
 class ServerView:
-    """The base: a view that knows nothing, as ``NoServer``."""
+    """Four questions about a thread: its status, its runs, who started them, and
+    whether a server holds it ``busy``; and a way for long-polls to wait for a status
+    change (``status_watch``). The base knows nothing, as ``NoServer``. One subclass a
+    place the route runs:
+
+    - ``NoServer``: standalone with no API; nothing is known beside the checkpoint.
+    - ``FallbackApi`` (``server.fallback``): standalone, with a remote API to fall back
+      on; it runs no thread here, but vouches for a thread it holds ``busy``.
+    - ``ServerApi`` (``server.api``): inside a langgraph API server, asking it through
+      its API (in process; or at the configured URL).
+    - ``RemoteServer`` (``server.remote``): a sidecar, asking the server it stands
+      beside as each caller: that server runs the threads, and its auth decides.
+    - ``RuntimeTables`` (``server.runtime``): inside ``langgraph dev``, reading the
+      in-memory runtime's own tables (microseconds, where a request costs
+      milliseconds).
+    """
 
     # The facts are those of the server executing the thread's runs (the route runs
     # inside it): its status and runs outweigh what the checkpoint alone suggests.

@@ -1,20 +1,6 @@
-"""The store a langgraph API server was configured with, found in its own process.
-
-A host names its checkpointer in ``langgraph.json`` (``checkpointer.path``: a factory of
-a saver); langgraph-api enters that factory when it starts and keeps the saver it
-yields, per thread, in ``langgraph_api._checkpointer._adapter.CHECKPOINTER_STACK.inner``
-(0.16.x). The route reads that saver's store directly, read-only, wherever the host's
-config put it: no path or URI setting to keep in step with the host's.
-
-- An ``AsyncSqliteSaver`` (or a subclass, such as upstream's pruning saver): the file
-  its ``aiosqlite`` connection has open, from ``PRAGMA database_list``.
-- An ``AsyncPostgresSaver``: its connection pool's (or connection's) conninfo.
-- Anything else (no custom checkpointer: the server's own in-memory store; a saver we
-  cannot read): ``None``, and the route reads through the in-process API.
-
-Standalone, the store is the one the environment names (``environment_store``). Either
-way a ``StoreAddress`` opens its own direct reader.
-"""
+"""Where the checkpoints are: the store a langgraph API server was configured with, found
+in its own process (no path or URI setting to keep in step with the host's), or the one
+the environment names; a ``StoreAddress`` opens its own direct, read-only reader."""
 
 from __future__ import annotations
 
@@ -74,7 +60,12 @@ async def host_store() -> StoreAddress | None:
 
 async def host_saver() -> Any | None:
     """The saver the server's ``checkpointer.path`` factory yielded, or ``None`` when the
-    server has no custom checkpointer (or is not a langgraph API server)."""
+    server has no custom checkpointer (or is not a langgraph API server).
+
+    A host names its checkpointer in ``langgraph.json`` (a factory of a saver);
+    langgraph-api enters that factory when it starts and keeps the saver it yields, per
+    thread, in ``langgraph_api._checkpointer._adapter.CHECKPOINTER_STACK.inner``
+    (0.16.x)."""
     adapter = sys.modules.get(ADAPTER_MODULE)
     if adapter is None or getattr(adapter, "CUSTOM_CHECKPOINTER", None) is None:
         return None
@@ -90,7 +81,12 @@ async def host_saver() -> Any | None:
 
 
 async def store_of(saver: Any) -> StoreAddress | None:
-    """Where ``saver`` keeps its checkpoints, when it is a store we read."""
+    """Where ``saver`` keeps its checkpoints, when it is a store we read: an
+    ``AsyncSqliteSaver`` (or a subclass, such as upstream's pruning saver), the file its
+    ``aiosqlite`` connection has open (``PRAGMA database_list``); an
+    ``AsyncPostgresSaver``, its pool's (or connection's) conninfo. Anything else (the
+    server's own in-memory store, a saver we cannot read): None, and the route reads
+    through the server's API."""
     conn = getattr(saver, "conn", None)
     if conn is None:
         return None

@@ -1,10 +1,6 @@
-"""Read a thread's final answer through the langgraph API with ``langgraph_sdk``.
-
-With no URL it reaches this process's own API in memory (inside ``langgraph dev``);
-a standalone app uses a configured URL. The same client answers the server's view of
-the thread (``evoscientist_final_answer.server``): its status (``idle``/``busy``/…)
-through ``thread_statuses``.
-"""
+"""Read a thread's final answer through the langgraph API with ``langgraph_sdk``: this
+process's own API in memory (no URL: inside the server), or a configured server's. The
+same client answers the server's status of threads (``thread_statuses``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""No stolen wakes inside a real ``langgraph dev`` (issue 20 §2), on ``sessions.db`` and
+"""No stolen wakes inside a real ``langgraph dev``, on ``sessions.db`` and
 on PostgreSQL: long-polls of every kind parked on a run from its start; another tab
 reads the route without waiting until it says complete, and a client joins the run
 (``/runs/{id}/join``). That tab's reads see the new head and the thread's new status

@@ -1,4 +1,4 @@
-"""The standalone app's API fallback against an API that answers junk (issue 12).
+"""The standalone app's API fallback against an API that answers junk.
 
 The fallback API is a real HTTP server on a local port (uvicorn) that answers what a
 broken proxy or a wrong ``EVOSCIENTIST_LANGGRAPH_URL`` may: HTML with a 200, JSON of
