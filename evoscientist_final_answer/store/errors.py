@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-# The verdict's own error (``answer.run_liveness``), still named here by the route's
-# error table until it imports it from there.
-from evoscientist_final_answer.answer.run_liveness import RunNotFound as RunNotFound
-
 
 class ThreadNotFound(Exception):
     """The store is readable and holds no checkpoint this route may answer from."""
