@@ -202,6 +202,19 @@ async def test_a_stop_keeps_what_was_shown_through_the_next_question_and_a_threa
     assert not session.failures(), f"{session.failures()}; {session!r}\n{session.timeline}"
 
 
+async def test_a_stop_after_a_cut_never_blinks_while_the_thread_is_read_again(
+    browser: Browser, site: str, server: DevServer
+) -> None:
+    """From Stop on, no frame shows fewer messages or characters than at Stop, though
+    the thread's history answers 1 s late (a WebUI page once showed an empty conversation
+    for one frame: the thread read again after the Stop, said to be loading)."""
+    url_of = browser_stop.paced(lambda api: f"{site}/index.html?api={api}&hook=recovery")
+    stopped = await browser_stop.stop_after_a_cut_on_a_new_thread(browser, url_of, server)
+    assert stopped.at_stop and not stopped.blinks(), (
+        f"{stopped.blinks()}; {stopped!r}\n{stopped.timeline}"
+    )
+
+
 # ---- a healthy run streams as with bare useStream
 
 STREAMED_RUNS = 2  # the second run shows what the first one's settling asked for

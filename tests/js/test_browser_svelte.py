@@ -140,6 +140,19 @@ async def test_a_stop_keeps_what_was_shown_through_the_next_question_and_a_threa
     assert not session.failures(), f"{session.failures()}; {session!r}\n{session.timeline}"
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_stop_after_a_cut_never_blinks_while_the_thread_is_read_again(
+    transport: str, browser: Browser, site: str, api: DevServer
+) -> None:
+    """From Stop on, no frame shows fewer messages or characters than at Stop, though
+    the thread's reads answer 1 s late (tests/support/browser_stop.py)."""
+    url_of = browser_stop.paced(page_of(site, "recovery", transport))
+    stopped = await browser_stop.stop_after_a_cut_on_a_new_thread(browser, url_of, api)
+    assert stopped.at_stop and not stopped.blinks(), (
+        f"{stopped.blinks()}; {stopped!r}\n{stopped.timeline}"
+    )
+
+
 # ---- the measured table (docs/webui-browser-table.md): @langchain/svelte's columns
 
 TABLE = os.environ.get("EVOSCIENTIST_BROWSER_TABLE")

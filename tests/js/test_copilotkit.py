@@ -317,6 +317,23 @@ async def test_stop_and_a_thread_switch_on_the_adopted_page(
     assert not session.failures(), f"{session.failures()}; {session!r}\n{session.timeline}"
 
 
+async def test_a_stop_after_a_cut_never_blinks_while_the_thread_is_read_again(
+    browser: Browser, server: DevServer, runtimes: dict[str, PageRuntime]
+) -> None:
+    """From Stop on, no frame shows fewer messages or characters than at Stop, though
+    the thread's reads (the runtime's, through its proxy) answer 1 s late
+    (tests/support/browser_stop.py)."""
+    runtime = runtimes["adopted"]
+    async with ck.on_page(browser, runtime.page_url()) as page:
+        stopped = await browser_stop.stop_after_a_cut_with_late_reads(
+            page, server.url, runtime.proxy, stop_is_a_request=True
+        )
+    runtime.proxy.arm(Fault())
+    assert stopped.at_stop and not stopped.blinks(), (
+        f"{stopped.blinks()}; {stopped!r}\n{stopped.timeline}"
+    )
+
+
 async def _route_text(server: DevServer, thread_id: str) -> str:
     async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
         response = await http.get(

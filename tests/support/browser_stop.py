@@ -7,7 +7,8 @@ Stop lands while its run goes on; the page reaches it through the fault proxy, w
 cut the stopped turn's streams first.
 
 Stop is the user's word: the run is cancelled on the server, the page goes idle, and the
-turn keeps the text it showed at Stop through the next question. Shared by the browser
+turn keeps the text it showed at Stop through the next question, no frame in between
+showing less of the thread. Shared by the browser
 modules and their rows of docs/webui-browser-table.md.
 """
 
@@ -44,6 +45,11 @@ CANCEL_WITHIN_S = 3.0
 ANSWER_CHARS_AT_STOP = 40
 # A Stop row's cut: the streams open once the answer shows, and every reconnect after.
 RECONNECTS_CUT = Fault("cut", 0, times=None)
+# The thread's reads (its history, its state) a Stop is made to wait on in the blink
+# check, and how late they answer: long enough that a page which shows less while one
+# is under way shows it for many frames (on a quick server, for one frame or none).
+THREAD_READS = ("/history", "/state")
+LATE_READ_S = 1.0
 MID_ANSWER = "Stop mid-answer"
 SWITCH = "switch to another thread mid-run, come back after its end"
 # Row → seconds from the cut to the Stop (None: no cut, Stop mid-answer).
@@ -53,6 +59,42 @@ STOP_ROWS: dict[str, float | None] = {
     "Stop 6 s after a cut, while recovering": 6.0,
 }
 ANSWERS = "() => window.answers()"
+# What the page shows, as counts (its messages, `.msg`, and their characters): sampled
+# each frame (requestAnimationFrame: the state the browser paints next) and at each DOM
+# change (MutationObserver: a state too short-lived to be painted is still a race that
+# can be). Only changes are kept; `mark()` notes the state at a Stop, from which on
+# neither count may drop (a blink of the conversation, even for one frame, is a defect).
+SHOWN_COUNTS = """() => {
+  if (window.shownCounts) return;
+  const now = () => {
+    const messages = document.querySelectorAll('.msg');
+    let chars = 0;
+    for (const m of messages) chars += m.textContent.length;
+    return { t: performance.now(), messages: messages.length, chars };
+  };
+  const log = { frames: [], changes: [] };
+  const note = (list, state = now()) => {
+    const last = list[list.length - 1];
+    if (!last || last.messages !== state.messages || last.chars !== state.chars) list.push(state);
+  };
+  log.mark = () => {
+    const state = now();
+    log.frames.push(state);
+    log.changes.push(state);
+    return state;
+  };
+  const frame = () => { note(log.frames); requestAnimationFrame(frame); };
+  requestAnimationFrame(frame);
+  new MutationObserver(() => note(log.changes)).observe(document.body,
+    { subtree: true, childList: true, characterData: true });
+  window.shownCounts = log;
+}"""
+# Every state from a mark on (its `t`), of each kind.
+SINCE_MARK = """(at) => {
+  const since = (list) => list.filter((s) => s.t >= at.t);
+  const log = window.shownCounts;
+  return { frames: since(log.frames), changes: since(log.changes) };
+}"""
 PAGE_MESSAGES = """() => [...document.querySelectorAll('.msg')].map(
   (m) => `${m.className} ${(m.dataset.id || '').slice(-12)} ${m.innerText.length}`)"""
 _questions = itertools.count(1)
@@ -85,6 +127,48 @@ class Stopped:
     next_ran: bool = True  # the next question started a run
     # The page's messages then (class, id, text length), for a failure.
     page_messages: list[str] = dataclasses.field(default_factory=list)
+    # What the page showed at Stop ({t, messages, chars}: SHOWN_COUNTS), and every state
+    # from then until the next question's answer was read: {"frames": [...], "changes":
+    # [...]}, each state as the mark.
+    counts_at_stop: dict[str, float] | None = None
+    since_stop: dict[str, list[dict[str, float]]] | None = dataclasses.field(
+        default=None, repr=False
+    )
+    # The page's requests and sockets (PageTimeline), for a failure.
+    timeline: str = dataclasses.field(default="", repr=False)
+
+    def blinks(self) -> list[str]:
+        """Each stretch in which the page showed fewer messages or characters than at
+        Stop (in painted frames, in DOM states): when, how long, how few. Empty when it
+        never did."""
+        at = self.counts_at_stop
+        if at is None or not self.since_stop:
+            return []
+        if at["messages"] == 0:
+            return ["no message counted at Stop: the page's messages are not `.msg` elements"]
+        said = []
+        for kind, states in self.since_stop.items():
+            stretch: list[dict[str, float]] = []
+            for state in [*states, None]:
+                if state is not None and (
+                    state["messages"] < at["messages"] or state["chars"] < at["chars"]
+                ):
+                    stretch.append(state)
+                    continue
+                if stretch:
+                    low = min(stretch, key=lambda s: (s["messages"], s["chars"]))
+                    until = (
+                        f"for {(state['t'] - stretch[0]['t']) / 1000:.3f} s"
+                        if state is not None
+                        else "to the end"
+                    )
+                    said.append(
+                        f"{kind}: {low['messages']:.0f} messages, {low['chars']:.0f} chars"
+                        f" ({at['messages']:.0f}, {at['chars']:.0f} at Stop) from"
+                        f" {(stretch[0]['t'] - at['t']) / 1000:.3f} s after Stop {until}"
+                    )
+                stretch = []
+        return said
 
     @property
     def kept(self) -> bool:
@@ -169,9 +253,12 @@ async def stop_turn(
     stop_after_cut_s: float | None = None,
     patience_s: float = 10.0,
     stop_is_a_request: bool = False,
+    late_reads: tuple[str, ...] = (),
 ) -> Stopped:
     """Ask a paced question and press Stop: mid-answer, or ``stop_after_cut_s`` after its
-    streams were cut mid-answer (and every reconnect of them: the page is recovering).
+    streams were cut mid-answer (and every reconnect of them: the page is recovering);
+    ``late_reads``: requests answered ``LATE_READ_S`` late from the Stop on (the proxy's
+    ``answer_late``, left on for the caller to end).
     What the page showed at Stop, how soon the run was over on the server and the page
     idle; ``after_next`` is left for ``next_question``. A Stop more than a few seconds
     after the cut asks the slower pace (its run still goes on).
@@ -181,6 +268,7 @@ async def stop_turn(
     runtime's stream until the runtime ends it), so what the runtime sent before the
     Stop reached it still shows: "at Stop" is then what the page shows once idle, which
     must begin with what it showed at the click."""
+    await page.evaluate(SHOWN_COUNTS)
     turn = len(await _turns(page))
     runs_before = len(await runs_of(api, await thread_of(page))) if turn else 0
     proxy.arm(Fault())
@@ -198,8 +286,15 @@ async def stop_turn(
         proxy.arm(RECONNECTS_CUT)
         assert proxy.cut_open() >= 1, f"no stream open to cut; {vars(proxy.stats)}"
         await asyncio.sleep(stop_after_cut_s)
-    at_stop = await page.evaluate(
-        "t => { const shown = window.answers()[t] ?? ''; window.chat.stop(); return shown; }", turn
+    proxy.answer_late(LATE_READ_S, *late_reads)
+    at_stop, counts_at_stop = await page.evaluate(
+        """t => {
+          const shown = window.answers()[t] ?? '';
+          const counts = window.shownCounts.mark();
+          window.chat.stop();
+          return [shown, counts];
+        }""",
+        turn,
     )
     stopped_at = time.monotonic()
     proxy.arm(Fault())
@@ -220,7 +315,17 @@ async def stop_turn(
         cancelled_in = time.monotonic() - stopped_at
     status = await run_status(api, thread_id, run_id)
     runs = len(await runs_of(api, thread_id)) - runs_before
-    return Stopped(turn, at_stop, None, status, cancelled_in, idle_in, False, runs)
+    return Stopped(
+        turn,
+        at_stop,
+        None,
+        status,
+        cancelled_in,
+        idle_in,
+        False,
+        runs,
+        counts_at_stop=counts_at_stop,
+    )
 
 
 async def next_question(
@@ -259,6 +364,11 @@ async def next_question(
             next_ran=next_run is not None,
             next_shown=shown,
             page_messages=messages,
+            since_stop=(
+                await page.evaluate(SINCE_MARK, one.counts_at_stop)
+                if one.counts_at_stop is not None
+                else None
+            ),
         )
         for one in stopped
     ]
@@ -369,6 +479,7 @@ class Session:
                     f"{where}: the next question's answer not exact: {one.next_shown!r};"
                     f" the page's messages {one.page_messages}"
                 )
+            wrong.extend(f"{where}: {blink}" for blink in one.blinks())
             if one.turn >= len(self.switched.turns) or self.switched.turns[one.turn] != one.at_stop:
                 wrong.append(f"{where}: not as shown at Stop after the thread was shown again")
         if self.switched.verdict() != "exact":
@@ -405,6 +516,46 @@ async def session_on(browser: Browser, url_of: Callable[[str], str], api: DevSer
         await page.goto(url_of(proxy.url))
         await page.wait_for_function("() => window.chat !== undefined && window.answers")
         return await user_session(page, api.url, proxy)
+    finally:
+        await context.close()
+        await proxy.stop()
+
+
+async def stop_after_a_cut_with_late_reads(
+    page: Page, api: str, proxy: FaultProxy, stop_is_a_request: bool = False
+) -> Stopped:
+    """Stop 1 s after a cut, with the thread's reads answering ``LATE_READ_S`` late from
+    the Stop on, then a next question, on ``page`` (open, idle, through ``proxy``): on a
+    new page, the turn that opens its thread. Its ``blinks()`` say whether any frame
+    showed fewer messages or characters than at Stop."""
+    timeline = PageTimeline(page)
+    try:
+        stopped = await stop_turn(
+            page,
+            api,
+            proxy,
+            stop_after_cut_s=1.0,
+            stop_is_a_request=stop_is_a_request,
+            late_reads=THREAD_READS,
+        )
+        (stopped,) = await next_question(page, api, [stopped])
+    finally:
+        proxy.answer_late(0)
+    return dataclasses.replace(stopped, timeline=str(timeline))
+
+
+async def stop_after_a_cut_on_a_new_thread(
+    browser: Browser, url_of: Callable[[str], str], api: DevServer
+) -> Stopped:
+    """``stop_after_a_cut_with_late_reads`` on a fresh page at ``url_of(proxy_url)``
+    (asking the paced agent), through a proxy of its own."""
+    context = await browser.new_context()
+    proxy = await ProtocolProxy(api.port, Fault()).start()
+    try:
+        page = await context.new_page()
+        await page.goto(url_of(proxy.url))
+        await page.wait_for_function("() => window.chat !== undefined && window.answers")
+        return await stop_after_a_cut_with_late_reads(page, api.url, proxy)
     finally:
         await context.close()
         await proxy.stop()

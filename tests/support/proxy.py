@@ -121,6 +121,8 @@ class FaultProxy:
         # Each open connection's client side, by the first line of its first request.
         self._open: dict[asyncio.StreamWriter, bytes] = {}
         self._down_until = 0.0
+        # ``answer_late``: request-line markers → seconds their answers are held back.
+        self._late: dict[str, float] = {}
         self.port = 0
 
     @property
@@ -159,6 +161,14 @@ class FaultProxy:
         self.stats.fired += len(self._open)
         for writer in list(self._writers):
             writer.close()
+
+    def answer_late(self, seconds: float, *markers: str) -> None:
+        """From now on each connection whose first request line names one of ``markers``
+        (a CORS preflight aside) reaches the server ``seconds`` late, so its answer comes
+        that late: a slow read, as a loaded server or network makes it (on the browser
+        tests' proxies every request has a connection of its own). ``answer_late(0)`` ends
+        it."""
+        self._late = {marker: seconds for marker in markers} if seconds > 0 else {}
 
     def cut_open(self) -> int:
         """Break now (FIN) every open connection whose latest request line the fault's
@@ -230,6 +240,11 @@ class FaultProxy:
                 await self._intercept(first_line, reader, writer)
                 return
             budget = self.fault.budget(self.stats.faulted)
+        line = first_line.decode("latin-1")
+        if not line.startswith("OPTIONS "):
+            late = max((s for m, s in self._late.items() if m in line), default=0.0)
+            if late:
+                await asyncio.sleep(late)
         up_reader, up_writer = await asyncio.open_connection(*self.upstream)
         self._writers.add(up_writer)
         # The pipe task and the downstream loop share this connection's state.

@@ -84,9 +84,13 @@ function App() {
       data-recovery={recovery ? recovery.status : "none"}
       data-recovery-error={recovery && recovery.error ? String(recovery.error) : ""}
     >
-      {stream.messages.map((message, i) => (
-        <Message key={message.id ?? i} message={message} />
-      ))}
+      {/* As the WebUI does: while the thread's history loads and none is held yet, a
+          placeholder in place of the conversation. */}
+      {stream.isThreadLoading ? (
+        <p className="thread-loading">Loading…</p>
+      ) : (
+        stream.messages.map((message, i) => <Message key={message.id ?? i} message={message} />)
+      )}
       {recovery && recovery.recovered ? <p className="notice">stream dropped — recovered</p> : null}
       {stream.error ? <p className="error">{String(stream.error)}</p> : null}
     </main>

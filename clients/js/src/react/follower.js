@@ -208,13 +208,15 @@ export class RunFollower extends RouteFollower {
     if (storage && threadId) storage.removeItem(rejoinKey(threadId));
     this.setRecovery({ status: "stopped", complete: true, recovered: false, error: null });
     const refresh = this.config.refreshHistory;
+    // The history is then read again only while the page still shows the thread: it is
+    // the shown thread's, and another thread's read into it would show there.
     this.cancelling = cancelStoppedRun({
       threadId,
       runId: run.runId,
       requestId: run.requestId,
       cancel: (thread, runId) => client.runs.cancel(thread, runId, true),
       find: { url: apiUrl, headers },
-    }).then(() => (threadId ? refresh(threadId) : undefined));
+    }).then(() => (threadId && threadId === this.threadId ? refresh(threadId) : undefined));
   }
 
   /** A submit after a Stop waits for the stopped run's cancel (the thread is busy till then). */
