@@ -128,24 +128,60 @@ async def _after_new_runs(
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
+# The goals: an unchanged poll of a short thread costs about one request of the server's
+# own; of a long one, no more than the state; the first read after a run, about the
+# state it is built on.
+UNCHANGED_VS_OK = 1.3
+UNCHANGED_LONG_VS_STATE = 1.05
+NEW_RUN_VS_STATE = 1.2
+
+
+def _row(target: str, route: float, floor: float, goal: float | None) -> tuple[str, str, bool]:
+    ratio = route / floor
+    return (
+        target if goal is None else f"{target} ≤ {goal}×",
+        f"{ratio:.2f}× ({ms(route)} vs {ms(floor)})",
+        goal is None or ratio <= goal,
+    )
+
+
 def section(measured: Measured, seconds: float) -> tuple[list[str], bool]:
     rows: list[tuple[str, str, bool]] = []
     for size in SIZES:
         poll, fresh = measured.polls[size], measured.new_runs[size]
-        unchanged = poll["route, unchanged"] / poll["GET /ok"]
+        state = "GET /threads/{id}/state"
+        if size == SIZES[0]:
+            rows.append(
+                _row(
+                    f"{size:,} msgs: route, unchanged poll vs `GET /ok`",
+                    poll["route, unchanged"],
+                    poll["GET /ok"],
+                    UNCHANGED_VS_OK,
+                )
+            )
+        else:
+            rows.append(
+                _row(
+                    f"{size:,} msgs: route, unchanged poll vs `{state}`",
+                    poll["route, unchanged"],
+                    poll[state],
+                    UNCHANGED_LONG_VS_STATE,
+                )
+            )
         rows.append(
-            (
-                f"{size:,} msgs: unchanged poll vs `GET /ok`: reported",
-                f"{unchanged:.2f}× ({ms(poll['route, unchanged'])} vs {ms(poll['GET /ok'])})",
-                True,
+            _row(
+                f"{size:,} msgs: route, first read after a new run vs `{state}`",
+                fresh["route"],
+                fresh[state],
+                NEW_RUN_VS_STATE,
             )
         )
-        ratio = fresh["route"] / fresh["GET /threads/{id}/state"]
         rows.append(
-            (
-                f"{size:,} msgs: answer after a new run ≤ 1.0× `GET /threads/{{id}}/state`",
-                f"{ratio:.2f}× ({ms(fresh['route'])} vs {ms(fresh['GET /threads/{id}/state'])})",
-                ratio <= 1.0,
+            _row(
+                f"{size:,} msgs: sidecar, unchanged poll vs `GET /ok` (reported)",
+                poll["sidecar, unchanged"],
+                poll["GET /ok"],
+                None,
             )
         )
     lines = [
@@ -166,16 +202,27 @@ def section(measured: Measured, seconds: float) -> tuple[list[str], bool]:
         "|---|---|---|",
         *(f"| {t} | {m} | {'yes' if ok else '**no**'} |" for t, m, ok in rows),
         "",
-        "The JavaScript server's storage is private to it, so its route reads through "
-        "the server's own API: the thread's status, its state and its queued runs, the "
-        "three at once, each a request through the server's whole stack (about what "
-        "`GET /ok` costs). On a short thread the route so costs about three requests where "
-        "`GET /threads/{id}/state` costs one; on a long one the state's serialisation "
-        "dominates both, and the route is within a few per cent of it (its loopback "
-        "saves the socket, its own parse of the state costs it back). The API has no read "
-        "of less than the whole state, so this is the floor of a route that reads the "
-        "API; the Python route reads the store itself (the tables above). The sidecar "
-        "pays the same reads over a socket, from another process.",
+        "Inside `langgraphjs dev` the route asks the server's own storage first (the "
+        "server lends it to its routes on each request's Hono context): the thread's record "
+        "and runs, in memory, under the caller's auth. They make a change token "
+        "(`route/change-token.js`: the thread's status, `updated_at`, its `values` object, "
+        "which a state update replaces although it keeps `updated_at`, and its runs), and "
+        "while the token is the one an answer was read under, the route answers that "
+        "answer, cached per caller, thread and run, without a read; a 304 so costs no "
+        "API call. While a run is queued or executing there is no token (its checkpoints "
+        "touch no record) and every poll reads. A read, on a changed token, takes the "
+        "thread's state, status and runs from the storage too, shaped as the API writes "
+        "them: no request through the server's stack (through the API a read is three). "
+        "Where the "
+        "server lends no storage "
+        "(its production image runs the Hono app in another process, or `apiUrl` points "
+        "elsewhere) the route reads the API alone: the thread's status, its "
+        "state and its queued runs, three requests a poll. No API call short of the "
+        "whole state sees a state update (it moves no `updated_at` and no run) or a "
+        "deleted run's checkpoints, so a loopback call as the token would answer stale. "
+        "The sidecar is in that place: it reads the server over a socket, the thread's "
+        "status then its state each poll (and the runs when the answer is not settled), "
+        "and has no token it could trust; its floor is those requests.",
         "",
         "| thread | `GET /ok` | route, unchanged | `GET /threads/{id}/state` | sidecar, "
         "unchanged | route after a new run | state after a new run | sidecar after a new run |",
