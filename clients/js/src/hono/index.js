@@ -5,6 +5,7 @@
 import { Hono } from "hono";
 
 import { handleFinalAnswer } from "../route/routes.js";
+import { ServerStorage } from "../route/server-storage.js";
 
 export const FINAL_ANSWER_PATH = "/api/threads/:thread_id/final-answer";
 
@@ -22,6 +23,8 @@ export const FINAL_ANSWER_PATH = "/api/threads/:thread_id/final-answer";
  */
 export function finalAnswerApp(options = {}) {
   const app = new Hono();
-  app.all(FINAL_ANSWER_PATH, (c) => handleFinalAnswer(c.req.raw, c.req.param("thread_id"), options));
+  app.all(FINAL_ANSWER_PATH, (c) =>
+    handleFinalAnswer(c.req.raw, c.req.param("thread_id"), { ...options, storage: ServerStorage.of(c) }),
+  );
   return app;
 }

@@ -4,7 +4,7 @@
 
 import { MethodNotAllowed, errorRow, errorRowOf } from "./errors.js";
 import { InvalidRequest, parseQuery } from "./params.js";
-import { ApiReader, clientFor } from "./reader.js";
+import { readerFor } from "./readers.js";
 import { answerEtag, answerResponse, etagMatches, representationOf } from "./responses.js";
 import { waitForAnswer } from "./wait.js";
 
@@ -13,7 +13,8 @@ export const ROUTE_METHODS = ["GET", "HEAD"];
 /**
  * `GET|HEAD /api/threads/{threadId}/final-answer`. `options.apiUrl`: the server to
  * read (default: the one the route is mounted in); `options.client`: a langgraph SDK
- * `Client`, or `(request) => Client`, to read through instead.
+ * `Client`, or `(request) => Client`, to read through instead; `options.storage`: the
+ * mounting server's own storage (`server-storage.js`), when it lends it.
  */
 export async function handleFinalAnswer(request, threadId, options = {}) {
   if (!ROUTE_METHODS.includes(request.method)) {
@@ -29,7 +30,7 @@ export async function handleFinalAnswer(request, threadId, options = {}) {
     throw error;
   }
   const ifNoneMatch = request.headers.get("if-none-match");
-  const reader = new ApiReader(clientFor(request, options));
+  const reader = readerFor(request, options);
   const signal = request.signal;
   try {
     let answer;
