@@ -70,6 +70,14 @@ CK_STAMP := $(CK)/node_modules/.installed
 JSSERVER := tests/jsserver
 JSSERVER_STAMP := $(JSSERVER)/node_modules/.installed
 
+# Bytecode for a venv's packages, written once, on both cores: where PYTHONDONTWRITEBYTECODE
+# is set (as on this project's machines) no interpreter writes its own, so every server,
+# CLI and script the suite starts would compile what it imports from source again (about
+# half of an upstream process's start-up CPU). pip's own compiling is one file at a time,
+# hence --no-compile and this. A file that does not compile (a package's Python 2 test
+# data) is one that is never imported.
+compile_venv = $(1)/bin/python -m compileall -q -j 0 $(1)/lib >/dev/null 2>&1 || true
+
 # The demo (EvoScientist/: agent, offline model, checkpointer, /api/models) is not in
 # the package (evoscientist_final_answer): the repository root goes on the venv's path.
 $(STAMP): pyproject.toml constraints.txt
@@ -77,6 +85,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e ".[dev]"
 	$(BIN)/python -c 'import site, sys; open(site.getsitepackages()[0] + "/evoscientist-demo.pth", "w").write(sys.argv[1] + "\n")' "$(CURDIR)"
+	$(call compile_venv,$(VENV))
 	touch $(STAMP)
 
 $(JS_STAMP): $(JS)/package.json $(JS)/package-lock.json
@@ -122,6 +131,7 @@ dev: $(STAMP)
 
 test: $(STAMP) $(JS_STAMP) $(JS_SDK_STAMP) $(JS_CORE_STAMP) $(JS_AI_STAMP) $(CK_STAMP) $(JSSERVER_STAMP) upstream-env
 	$(BIN)/ruff check EvoScientist evoscientist_final_answer tests upstream
+	$(BIN)/python -m compileall -q -j 0 -x node_modules EvoScientist evoscientist_final_answer tests >/dev/null
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: $(STAMP)
@@ -192,6 +202,7 @@ $(UPSTREAM_STAMP): $(UPSTREAM_BASE) $(UPSTREAM_WHEEL) pyproject.toml $(PACKAGE_S
 	rm -f $@
 	$(UPSTREAM_VENV)/bin/python -m pip install --quiet --no-compile -c constraints-upstream.txt .
 	$(UPSTREAM_VENV)/bin/python -m pip check
+	$(call compile_venv,$(UPSTREAM_VENV))
 	touch $@
 
 upstream-env:

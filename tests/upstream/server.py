@@ -7,6 +7,7 @@ returns a scripted chat model (``site/sitecustomize.py``), so no key or network 
 from __future__ import annotations
 
 import base64
+import compileall
 import contextlib
 import csv
 import hashlib
@@ -127,6 +128,9 @@ def adopted_wheel(
     expected = sorted(name for name in ADOPTED if name not in without)
     if changed != expected:
         raise AssertionError(f"the adopted unzip differs from the wheel in {changed}")
+    # Bytecode once here: under PYTHONDONTWRITEBYTECODE the server and every CLI run
+    # from the tree would each compile what they import of it from source again.
+    compileall.compile_dir(tree, quiet=1, workers=0)
     return tree
 
 
