@@ -1,16 +1,7 @@
-"""`@evoscientist/final-answer/ai-sdk`, proven in a real browser: the AI SDK's `useChat`
-(@ai-sdk/react, `resume: true`) on @ai-sdk/langchain's `LangSmithDeploymentTransport`
-(bare) or, one line changed, on `LangGraphChatTransport` (tests/js/browser/ai-sdk.jsx),
-served from another origin than a real ``langgraph dev`` and loaded in headless Debian
-chromium; a fault-injecting proxy cuts the page's streams.
-
-The adopted page ends a cut turn on the route's ``format=text`` answer with one run per
-submit; after a reload mid-run, `resume: true` shows the whole turn again (its tool call
-and result, its reasoning) and that answer once, in the turn's own message; a new chat
-opens and answers without a failing request or a console error; a Stop keeps what was
-shown, through a reload too, and a chat left mid-run shows its answer when opened again. The bare page's figures are printed and go to the table
-(docs/webui-browser-table.md); its threadless turns are read as
-tests/support/browser_ai_sdk.py says.
+"""`@evoscientist/final-answer/ai-sdk` in headless Chromium: `useChat({ resume: true })` on
+`LangGraphChatTransport` (tests/js/browser/ai-sdk.jsx) against a real ``langgraph dev``
+through a fault proxy, bare `LangSmithDeploymentTransport` as the control: cuts, reloads
+(the whole turn resumed), a new chat without a console error, Stop, a chat left mid-run.
 """
 
 from __future__ import annotations
