@@ -148,6 +148,7 @@ def server_env(
         "EVOSCIENTIST_DATA_DIR": str(data_dir),
         "EVOSCIENTIST_WORKSPACE_DIR": str(workspace),
         "EVOSCIENTIST_SCRIPTED_MODEL": "1",
+        "EVOSCIENTIST_ONE_DELETE_AT_A_TIME": "1",
         "PYTHONPATH": os.pathsep.join((str(tree), str(SITE))),
         "LANGSMITH_TRACING": "false",
         "LANGCHAIN_TRACING_V2": "false",
