@@ -1,25 +1,7 @@
-"""Is the run behind an unfinished checkpoint still executing? A pure decision.
-
-``verdict`` is the whole of it: the checkpoint's answer and what the server knows of
-the thread (``Evidence``) in, the answer the route gives out (or ``RunNotFound``). No
-I/O: a fact not gathered yet is ``UNKNOWN``, and the verdict names the one it needs
-(``Ask``) instead of guessing; its caller (``server.view.ThreadFacts``) fetches it once
-and asks again. ``judge`` is its core, for a run's state alone.
-
-A checkpoint with work left says only that the run has not finished. Whether something
-is still executing it comes from elsewhere:
-
-- what the checkpoint's metadata says of its writer: langgraph-api runs stamp
-  ``run_id`` and ``graph_id``; the TUI (``graph.ainvoke`` in its own process) stamps
-  neither;
-- what this server knows of the thread's runs (inside ``langgraph dev``): a run it
-  holds as ``pending``/``running`` is alive (a 2-minute tool call writes nothing for 2
-  minutes), one it holds as ``interrupted`` was cancelled, and a langgraph-api run it
-  does not know at all died with a previous process (``kill -9``: the in-memory runtime
-  forgets what it had not flushed) — when this server is the only one writing the store;
-- how long the thread has been silent: the only signal left for a TUI writer, or for a
-  run of another server sharing the PostgreSQL database (unknown to this server, alive
-  there). Past ``silence_bound`` seconds without a checkpoint such a run is called lost.
+"""Is the run behind an unfinished checkpoint still executing? A pure decision, no I/O:
+``verdict`` takes the checkpoint's answer and what is known of the thread (``Evidence``),
+and names a fact it still needs (``Ask``) instead of guessing. What it weighs (the
+writer's stamps, the server's runs, the thread's silence): docs/final-answer.md, *Status*.
 """
 
 from __future__ import annotations
