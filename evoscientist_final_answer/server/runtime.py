@@ -1,23 +1,7 @@
 """Inside ``langgraph dev``: what the server knows of a thread, read from the in-memory
-runtime's own tables.
-
-Inside ``langgraph dev`` (``LANGGRAPH_RUNTIME_EDITION=inmem``) the server keeps its
-threads in one process-wide table (``langgraph_runtime_inmem.database.GLOBAL_STORE``
-``["threads"]``, a list of dicts that its runs update in place: ``busy`` when a run is
-put, ``idle``/``interrupted``/``error`` when it ends). Asking through the SDK's
-in-process client costs a whole request through the API (about 2 ms: the route's own
-cost twice over); reading the same field from the table costs microseconds and is
-just as fresh — it *is* the value that request would return, read on the same event
-loop.
-
-Where each thread sits in the table is remembered, checked by identity on every read
-(the table still the same list, the same dict still at that position), so a deleted
-thread, a replaced table (``GLOBAL_STORE.clear()``/``load()``) or a moved row is
-looked up again, never read stale. A thread's runs (``["runs"]``, appended when put,
-their ``status`` updated in place, rows dropped when deleted) are read by one pass over
-that list, as the runtime's own ``Runs.search`` does for ``runs.list``; who started
-them, from the same rows (``server.api`` tells why). Should the tables go away, each
-question is asked through the API instead (``ServerApi``).
+runtime's own tables (``GLOBAL_STORE``), which a request through the API would return
+anyway, at a fraction of its cost. Each row's position is checked by identity on every
+read, so nothing is read stale; without the tables, the API is asked (``ServerApi``).
 """
 
 from __future__ import annotations
