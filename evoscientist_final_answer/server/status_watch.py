@@ -1,12 +1,6 @@
-"""Inside the server: what wakes a long-poll when the server's status of its thread
-moves (a run may end without writing: a cancel; and the server flips a thread to idle a
-moment after its final checkpoint).
-
-Two ``store.watch.ThreadWatch``es, each reading every waited-on thread at once: one for
-the threads' statuses, and a faster one for the threads whose server still holds a run
-that their final checkpoint says is over (``wait_caught_up``). What each reads, and how
-often, is the server view's (``server.api``: one search through the API;
-``server.runtime``: the runtime's own tables, microseconds, so read far more often).
+"""Inside the server: what wakes a long-poll when the server's status of its thread moves
+(a run may end without writing, and the server flips a thread to idle a moment after its
+final checkpoint): ``ThreadWatch``es over every waited-on thread's status at once.
 """
 
 from __future__ import annotations
