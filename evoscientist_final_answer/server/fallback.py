@@ -1,10 +1,7 @@
-"""Standalone, with a remote langgraph API to fall back on (``EVOSCIENTIST_LANGGRAPH_URL``).
-
-That server runs no thread for this process: the route reads its checkpoints and judges
-its runs by their silence. But it may be the server running them (the standalone app
-beside a ``langgraph dev`` whose ``sessions.db`` it reads): a run it holds ``busy`` is
-vouched for, however long it has been silent. And who started a thread's runs comes
-from its run records (``server.api``)."""
+"""Standalone, with a remote langgraph API to fall back on (``EVOSCIENTIST_LANGGRAPH_URL``):
+that server runs no thread for this process, so runs are judged by their silence, except
+a run it holds ``busy`` (it may be the server running them), which is vouched for.
+"""
 
 from __future__ import annotations
 
