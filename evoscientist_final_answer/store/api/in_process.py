@@ -1,13 +1,6 @@
-"""The SDK client that reaches this process's own langgraph API (no URL), made so that
-a call cancelled before its response starts cancels the request it made.
-
-langgraph-api's in-process transport runs each request as a task of its own and, when
-the caller is cancelled before the response starts, leaves that task running. The
-route's reads have a deadline: during a PostgreSQL outage a fallback
-``GET /threads/{id}/state`` then waited for the checkpointer's pool (30 s) long after
-the route had answered 503, and ended in a 500 in the server's log. Here the request's
-task is known to the call that made it (a context variable the task inherits), and is
-cancelled with it.
+"""The SDK client that reaches this process's own langgraph API (no URL), made so that a
+call cancelled before its response starts cancels the request it made: langgraph-api's
+in-process transport would leave that request running past the route's deadline.
 """
 
 from __future__ import annotations
