@@ -1,11 +1,7 @@
 """The caller's credentials on the route's API calls, where the API is another server's
-(the standalone app as a sidecar: ``EVOSCIENTIST_READ_FROM=api``): that server's auth
-then decides what each caller may read, as it does for the caller's own requests.
-
-The route sets the caller's headers for the duration of its request (``as_caller``);
-the API client adds them to every request it sends in that context (``add_caller``, an
-``httpx`` request hook). A long-poll shared by callers is keyed by these credentials
-(``credentials_key``), so one caller's reads never answer another's.
+(the sidecar: ``EVOSCIENTIST_READ_FROM=api``), so that server's auth decides what each
+caller reads: set per request (``as_caller``), added to each call (``add_caller``), and
+keying shared long-polls (``credentials_key``) so one caller's reads never answer another's.
 """
 
 from __future__ import annotations
