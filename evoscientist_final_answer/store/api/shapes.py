@@ -1,9 +1,6 @@
-"""What a langgraph API must answer before the fallback believes it.
-
-The fallback may point at anything (``EVOSCIENTIST_LANGGRAPH_URL``): a proxy's HTML
-error page with a 200, JSON of the wrong shape, a huge list. Each check below keeps
-the fields the answer is built from to the types langgraph-api gives them, so junk is
-refused (``ApiInvalid``: a retryable 503) instead of crashing the route or being
+"""What a langgraph API must answer before the fallback believes it: the fallback may point
+at anything (a proxy's HTML page with a 200, JSON of the wrong shape, a huge list), so
+junk is refused (``ApiInvalid``, a retryable 503) instead of crashing the route or being
 passed on as an answer.
 """
 
