@@ -1,11 +1,7 @@
-"""The route, for any host app: ``routes=[*final_answer_routes(), ...]``.
-
-``final_answer_routes()`` returns ``GET /api/threads/{thread_id}/final-answer`` and its
-OpenAPI document, and nothing else (they go first in a host's list: anything more would
-shadow the host's own routes). They carry their own state (``loop_services``), need no
-lifespan or middleware of ours, and change nothing global when built: the host's
-middleware, CORS and auth apply to them as to the host's own routes. The complete app
-(``evoscientist_final_answer.http.app``) adds what only middleware can do.
+"""The route, for any host app: ``routes=[*final_answer_routes(), ...]``, first in the list
+(it returns the route and its OpenAPI document only, so it shadows nothing of the host's).
+The routes carry their own state, need no lifespan or middleware of ours and change nothing
+global, so the host's middleware, CORS and auth apply to them as to its own routes.
 """
 
 from __future__ import annotations
