@@ -1,8 +1,6 @@
-"""The OpenAPI 3.1 description of the custom routes, served at ``GET /api/openapi.json``.
-
-Written by hand from the contract in ``docs/final-answer.md``, its errors from the
-route's error table (``errors.py``); ``tests/http/test_fuzz_openapi.py`` fuzzes every
-operation against it and ``tests/http/test_errors.py`` validates every error row's body.
+"""The OpenAPI 3.1 description of the custom routes, served at ``GET /api/openapi.json``:
+written by hand from the contract in ``docs/final-answer.md``, its errors from the route's
+error table (``errors.py``), and held to the app by ``tests/http/test_fuzz_openapi.py``.
 """
 
 from __future__ import annotations
