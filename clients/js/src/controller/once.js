@@ -1,34 +1,8 @@
-// `exactlyOnceCommandsFetch`: the `fetch` the @langchain/react and @langchain/svelte
-// drop-ins hand to the binding's `useStream` (both build the same v2 stream controller), under which a `run.start` tagged with a request id never starts
-// a second run.
-//
-// Who re-sends: with no `fetch` option, @langchain/react 1.1.0 builds its SSE transport
-// (@langchain/langgraph-sdk 1.11.0, dist/client/stream/transport/http.js,
-// `ProtocolSseTransportAdapter.request`) with the client's `AsyncCaller`, and sends every
-// command, `POST /threads/{id}/commands` with `run.start` among them, through
-// `asyncCaller.call`: its p-retry lets "Failed to fetch" (a connection cut before the
-// response) and 5xx answers through to another attempt, up to `maxRetries` (4), and the
-// server makes a second run of the same input. Given a `fetch` option, the binding's
-// `useStream` passes it to `client.threads.stream`, which builds the transport with that
-// fetch and no AsyncCaller: no command is retried, and this fetch alone decides.
-//
-// The v2 protocol has room for both halves of exactly-once: `run.start`'s params carry
-// `metadata` (langgraph-api 0.16.7 stores it on the run, so `GET /threads/{id}/runs`
-// finds the run by its `recovery_request_id`) and `multitaskStrategy`; and the command's
-// answer is only `{type: "success", id, result: {run_id}}`: the events come on the
-// thread's own event streams whoever started the run, so joining the run is answering
-// the command with its run id.
-//
-// A WebSocket transport sends its commands on the socket, not through fetch, and nothing
-// re-sends them: a socket cut after it carried `run.start` to the server, before the
-// answer, leaves one run that the binding never hears of. Its submit fails, and the
-// thread id it made stays "not yet created" in its controller, so even a later hydrate
-// skips the thread's state: the page shows neither the question nor the run. The
-// binding's `webSocketFactory` option lets `exactlyOnceWebSocketFactory` stand between
-// it and the socket: when a socket carrying a tagged `run.start` closes before its
-// answer, the close is held while the run is looked up by its request id, and the
-// command is answered with that run's id first. The binding then takes the run as
-// started, reconnects as after any cut, and the server's replay streams it.
+// `exactlyOnceCommandsFetch` and `exactlyOnceWebSocketFactory`: the `fetch` and socket
+// factory the @langchain/react and @langchain/svelte drop-ins hand the binding's
+// `useStream`, under which a `run.start` tagged with a request id never starts a second
+// run, over SSE or WebSocket. Who re-sends, and why joining the run is enough:
+// docs/webui-integration.md, *Exactly-once run starts*.
 
 import {
   discard,
