@@ -1,24 +1,8 @@
 // `exactlyOnceFetch`: a `fetch` for the langgraph SDK (`callerOptions.fetch`) and for
 // `streamWithRecovery` under which a run submit tagged with a request id never starts a
-// second run.
-//
-// Who re-sends: @langchain/langgraph-sdk 1.9's `AsyncCaller.call` (dist/utils/async_caller.js)
-// wraps every request in p-retry, and its `onFailedAttempt` lets "fetch failed" / "Failed to
-// fetch" / "NetworkError" errors (and any 5xx answer) through to another attempt, up to
-// `maxRetries` (4). `POST /threads/{id}/runs/stream` goes through it (`streamWithRetry` in
-// dist/client/base.js calls `asyncCaller.fetch`), so a connection cut before the response
-// headers re-sends the POST, and the server makes a second run of the same input.
-// (`streamWithRetry` itself only re-GETs the `Location` it was given, never the POST.)
-//
-// Here a submit (`POST …/threads/{id}/runs/stream` whose JSON body carries
-// `metadata.recovery_request_id`) is sent once. When that send fails on the network (the
-// request may have reached the server), or when the SDK sends the same request id again,
-// the run is looked up by its request id (`GET /threads/{id}/runs`) over a short window and
-// joined (`GET /threads/{id}/runs/{run_id}/stream`, which answers with the same `Location`
-// and `Content-Location` the POST would have). Only when no such run shows up is the submit
-// posted again, with `multitask_strategy: "reject"`: if the first POST's run appears
-// meanwhile the server refuses (409) and that run is joined instead. Any other request
-// passes through untouched.
+// second run: a send that fails is joined to the run it made, found by its request id, and
+// posted again only when none shows up. Why the SDK's own retries would make a second run:
+// docs/webui-integration.md, *Exactly-once submits*.
 
 import { sleep as defaultSleep } from "./http.js";
 import { REQUEST_ID_KEY } from "./settle.js";
