@@ -1,20 +1,8 @@
 // What `useStreamWithRecovery` returns: the SDK's own return value behind a proxy that
 // answers `messages` and `values` with the route's answers in place, and adds `recovery`.
-//
-// The SDK (1.9+) picks a run's stream modes from the fields the app reads: its
-// `messages` getter adds `messages-tuple` (token streaming), `values` adds only
-// `values`. So each field the app reads here is read from the SDK's own getter first,
-// and no field the app did not read is ever read: a page that renders `messages` must
-// stream tokens exactly as with bare `useStream`, and one that reads only `values` must
-// not start asking for tokens.
-//
-// Transparent while nothing is recovered: `messages` is what the SDK's `messages`
-// returned, `values` what its `values` returned, the very same objects, until the
-// recovery changes what they hold (the route's answer text, the thread's state after a
-// cut, a stopped turn). Then each is the SDK's own with those changes, `messages` made
-// from the SDK's `messages` and `values[messagesKey]` from the SDK's
-// `values[messagesKey]` (one list in the SDK, so one list here too). An app's tests
-// that stand in for the SDK's hook see their stand-in's fields, as they are.
+// The SDK (1.9+) picks a run's stream modes from the fields the app reads, so each field is
+// read from the SDK's own getter, only when the app reads it; while nothing is recovered
+// they are the SDK's very objects.
 
 import { applyAnswers, withFinalAnswer } from "../core/messages.js";
 import { withStoppedTurns } from "../core/stopped.js";
