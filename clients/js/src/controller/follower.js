@@ -1,15 +1,8 @@
-// Follows the runs of one v2 stream controller (`StreamController` from
-// @langchain/langgraph-sdk/stream, under @langchain/react's and @langchain/svelte's
-// `useStream`) through the final-answer route. No framework here: binding.js feeds it the
-// controller's callbacks, and a framework's hook reads `answers`, `final`, `frozen` and
-// `recovery` when it renders.
-//
-// Why it must also end streams: the controller reconnects a cut `/stream/events`
-// without a cursor, the server replays the whole thread, and a connection that keeps
-// being cut keeps being retried (attempts reset whenever a replay delivers an event), so
-// the binding can stay loading, reconnecting, long after the run ended. Once the route
-// says the run is over, that loop is ended by rebinding the controller to the thread
-// (`disconnect()`, which cancels nothing on the server, then hydrating from state).
+// Follows the runs of one v2 stream controller (`StreamController`, under @langchain/react's
+// and @langchain/svelte's `useStream`) through the final-answer route, with no framework.
+// It also ends streams: the controller reconnects a cut `/stream/events` without a cursor
+// and can stay loading long after the run ended, so once the route says the run is over the
+// controller is rebound to the thread (`disconnect()`, then hydrating from state).
 
 import { cancelStoppedRun } from "../core/cancel.js";
 import { IDLE_RECOVERY, RouteFollower, STREAM_GRACE_MS, within } from "../core/follow.js";
