@@ -1,14 +1,7 @@
-// What a turn the user stopped keeps: the messages the page showed after the turn's
-// question at the moment of Stop, as they were shown. A cancelled node writes no message,
-// so the thread's state (and the route) may hold nothing of that turn's answer, or, when
-// the cancel landed after the node finished, more than the user saw. Either way the page
-// keeps its own: every later list the binding shows (the next run's stream, the thread's
-// state after a rebind, a history refresh) gets the stopped turn's messages back, as
-// shown at Stop. Messages the list holds beside them are left alone, so a later turn
-// whose question a cut stream has not brought yet is never hidden.
-//
-// Shape-agnostic: a message is anything with an `id` and a `type` (langgraph's dicts,
-// @langchain/core instances) or a `role` (AG-UI, assistant-ui's thread messages).
+// What a turn the user stopped keeps: the messages the page showed after its question at
+// Stop, as shown. A cancelled node writes no message, so the thread's state may hold none
+// of them (or more than the user saw): every later list the binding shows gets them back.
+// Shape-agnostic: a message is anything with an `id` and a `type`, or a `role`.
 
 import { contentText } from "./text.js";
 
