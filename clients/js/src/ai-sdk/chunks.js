@@ -1,11 +1,7 @@
 // A LangGraph run's `messages-tuple` events as the AI SDK's UI message chunks, and the
-// route's answer as their ending. Pure: `UiChunkWriter` takes events and answers and
-// hands chunks to `enqueue`; nothing here reads the network.
-//
-// Each AI message of the run is a text part (and a reasoning part, when it reasons),
-// its part ids the message's own; its tool calls are tool parts, their results the
-// tool messages that follow. Text is only ever appended: the route's answer completes
-// the part of its message by the text the stream had not shown, never repeats it.
+// route's answer as their ending. Pure: `UiChunkWriter` takes events and answers and hands
+// chunks to `enqueue`. Text is only ever appended: the route's answer completes a part by
+// the text the stream had not shown, never repeats it.
 
 import { AI_CHUNK_TYPES, messageOfEvent } from "../core/accumulate.js";
 import { contentText, mergeContent, reasoningText, splitThink } from "../core/text.js";
