@@ -1,12 +1,9 @@
 "use client";
-// `useStreamWithRecovery`: `useStream` from @langchain/langgraph-sdk/react, plus the
-// route. Same options, same return value, and `recovery`. It wraps the SDK's hook (no
-// fork): the SDK keeps streaming, rejoining, tool calls, interrupts, history, submit and
-// stop; this hook follows every run through the final-answer route from the moment its
-// id is known, and once the route says the run is complete, `messages` (and
-// `values.messages`) show the thread's state with the route's answer text in place of
-// whatever the stream showed — replaced, never appended, so neither a truncated nor a
-// doubled (replayed) prefix survives the run's end.
+// `useStreamWithRecovery`: `useStream` from @langchain/langgraph-sdk/react, plus the route.
+// Same options, same return value, and `recovery`. It wraps the SDK's hook (no fork), and
+// once the route says a run is complete `messages` show the route's answer text in place of
+// whatever the stream showed: replaced, never appended, so no truncated or doubled prefix
+// survives the run's end.
 
 import { Client } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
