@@ -1,10 +1,7 @@
 // `LangGraphChatTransport`: the AI SDK's `useChat` on a LangGraph server, its chat id the
-// thread. A run streams as UI message chunks; when its stream drops, the run is followed
-// through the final-answer route and the same chunk stream ends on its exact answer.
-// `reconnectToStream` (what `useChat({ resume: true })` calls on mount) replays the
-// thread's latest turn and follows its run to its answer (resume.js).
-// A Stop (`useChat`'s `stop`, which aborts `abortSignal`) cancels the run on the server
-// and keeps what was shown.
+// thread. A run streams as UI message chunks and, when its stream drops, ends on the route's
+// exact answer; `reconnectToStream` replays the thread's latest turn and follows its run
+// (resume.js); a Stop cancels the run on the server and keeps what was shown.
 
 import { DEFAULT_MAX_WAIT_MS } from "../core/settle.js";
 import { streamWithRecovery } from "../core/stream.js";
