@@ -1,10 +1,7 @@
 // The recovery of one v2 stream controller (`StreamController`, which @langchain/react's
-// and @langchain/svelte's `useStream` both build), with no framework: what a binding's
-// drop-in hands the framework's `useStream` (`streamOptions`), what it shows in place of
-// the framework's fields (`view`), and its `submit`. A framework's drop-in keeps a
-// `RecoveryBinding` for the component's life and adds only what its framework does:
-// re-render on `rerender()`, call `observe` when the controller's thread or loading flag
-// changes, `dispose` on unmount (langchain-react/use-stream.js, svelte/use-stream.js).
+// and @langchain/svelte's `useStream` both build), with no framework: what a drop-in hands
+// the framework's `useStream`, what it shows in place of its fields, and its `submit`. A
+// framework's drop-in adds only re-rendering, observing and disposing (`RecoveryBinding`).
 
 import { IDLE_RECOVERY, routeHeaders, within } from "../core/follow.js";
 import { DEFAULT_MAX_WAIT_MS, REQUEST_ID_KEY } from "../core/settle.js";
