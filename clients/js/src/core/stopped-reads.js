@@ -1,10 +1,7 @@
-// The turns a page stopped, in what the page reads of its threads through its own client.
-// An app that shows the thread's state itself once a run is over (the EvoScientist WebUI
-// reads `threads.getState` after every run and shows that list while idle) would drop a
-// stopped turn's text the moment it read: the cancelled node wrote no message. So the
-// reads of a langgraph SDK `Client` that return a thread's values (`threads.getState`,
-// `threads.get`, `threads.getHistory`) are made to carry the client's stopped turns, as
-// the drop-in's own `messages` do. The thread on the server is untouched.
+// The turns a page stopped, in what the page reads of its threads through its own client:
+// an app that shows the thread's state itself once a run is over would drop a stopped
+// turn's text (the cancelled node wrote no message), so a langgraph SDK `Client`'s reads of
+// a thread's values carry the client's stopped turns. The thread on the server is untouched.
 
 import { StoppedTurns, withStoppedTurns } from "./stopped.js";
 
