@@ -70,7 +70,13 @@ async def test_reader_sessions_refuse_to_write(seeder: Seeder) -> None:
                     await conn.execute(statement)
     finally:
         await reader.close()
-    assert (await Store.of(seeder.store).reader().read(thread.thread_id)).content == "hello"
+    # A reader left open would keep its pool's tasks, which swallow the loop's
+    # cancellation at teardown (psycopg_pool catches CancelledError in a connect).
+    after = Store.of(seeder.store).reader()
+    try:
+        assert (await after.read(thread.thread_id)).content == "hello"
+    finally:
+        await after.close()
 
 
 async def test_unreachable_server_is_a_quick_503() -> None:
