@@ -43,7 +43,8 @@ async def test_past_the_cap_a_long_poll_is_answered_at_once(
             await until(lambda: held_count(service) == 2)
             started = time.monotonic()
             extra = await client.get(path, params={"wait": 20})
-            assert time.monotonic() - started < 2.0
+            # Answered, not held: a held request takes its 20 s (the run does not end).
+            assert time.monotonic() - started < 10
             assert extra.status_code == 200 and extra.json()["status"] == "running"
 
             held[0].cancel()  # one held request gone: the next one is held again
