@@ -245,6 +245,20 @@ async def ask_and_stop(
     return stopped
 
 
+# Read what the page shows, mark the frames, press Stop. A page that counts the events
+# its runtime took (``chat.pulled``) also gives its next frame, and the counts at the
+# click and after that frame.
+STOP = """async t => {
+  const shown = window.answers()[t] ?? '';
+  const counts = window.shownCounts.mark();
+  const pulled = window.chat.pulled?.();
+  window.chat.stop();
+  if (pulled === undefined) return [shown, counts, null, null];
+  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+  return [shown, counts, window.answers()[t] ?? '', [pulled, window.chat.pulled()]];
+}"""
+
+
 async def stop_turn(
     page: Page,
     api: str,
@@ -287,16 +301,14 @@ async def stop_turn(
         assert proxy.cut_open() >= 1, f"no stream open to cut; {vars(proxy.stats)}"
         await asyncio.sleep(stop_after_cut_s)
     proxy.answer_late(LATE_READ_S, *late_reads)
-    at_stop, counts_at_stop = await page.evaluate(
-        """t => {
-          const shown = window.answers()[t] ?? '';
-          const counts = window.shownCounts.mark();
-          window.chat.stop();
-          return [shown, counts];
-        }""",
-        turn,
-    )
+    at_stop, counts_at_stop, drawn, pulled = await page.evaluate(STOP, turn)
     stopped_at = time.monotonic()
+    if drawn is not None and pulled is not None and pulled[0] == pulled[1]:
+        # The page's framework draws its state a task after it is set: an event the
+        # runtime took before the click may reach the DOM a frame after it. With no event
+        # taken since, that frame is what the page held at Stop.
+        assert drawn.startswith(at_stop), f"changed at Stop: {at_stop!r} → {drawn!r}"
+        at_stop = drawn
     proxy.arm(Fault())
 
     async def run_over() -> bool:

@@ -31,6 +31,24 @@ const hook = params.get("hook") ?? "recovery";
 const client = new Client({ apiUrl: params.get("api") });
 const makeStream = hook === "bare" ? unstable_createLangGraphStream : createLangGraphStreamWithRecovery;
 const stream = makeStream({ client, assistantId: params.get("assistant") ?? "EvoScientist" });
+// Every event the runtime pulled from the stream, counted: a Stop's test tells an answer
+// the runtime held at the click (drawn in the next frame) from one that came after it.
+let pulled = 0;
+function counted(events) {
+  const it = events[Symbol.asyncIterator]();
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    next: (...args) =>
+      it.next(...args).then((step) => {
+        if (!step.done) pulled += 1;
+        return step;
+      }),
+    return: (...args) => it.return?.(...args) ?? Promise.resolve({ done: true, value: undefined }),
+  };
+}
+const runtimeStream = async (messages, config) => counted(await stream(messages, config));
 const load =
   hook === "bare"
     ? async (id) => ({ messages: (await client.threads.getState(id)).values.messages ?? [] })
@@ -114,7 +132,7 @@ function App() {
     setThreadId(id);
   };
   const runtime = useLangGraphRuntime({
-    stream,
+    stream: runtimeStream,
     unstable_allowCancellation: true,
     unstable_threadListAdapter: threadList,
     load,
@@ -128,6 +146,7 @@ function App() {
       runtime.thread.composer.send();
     },
     stop: () => runtime.thread.cancelRun(),
+    pulled: () => pulled,
     loading: () => runtime.thread.getState().isRunning,
     // A thread list's item names the thread by its local id; the test knows the server's.
     switchTo: (id) => {
