@@ -123,6 +123,23 @@ async def test_a_stop_after_a_cut_never_blinks_while_the_thread_is_read_again(
     )
 
 
+async def test_a_stop_between_an_event_and_its_frame_keeps_that_frame(
+    browser: Browser, site: str, api: DevServer
+) -> None:
+    """Stop in the task that took a messages event, before React drew it: the click's DOM
+    is one event behind the runtime, whose next frame draws that event. That frame is
+    what the page held at Stop, and the turn keeps it through the next question."""
+    url_of = browser_stop.paced(page_of(site, "recovery"))
+    stopped = await browser_stop.stop_between_an_event_and_its_frame(browser, url_of, api)
+    assert stopped.at_click is not None and len(stopped.at_stop) > len(stopped.at_click), (
+        f"the click did not fall between an event and its frame; {stopped!r}"
+    )
+    assert stopped.at_stop.startswith(stopped.at_click), stopped
+    assert stopped.kept and stopped.cancelled and not stopped.blinks(), (
+        f"{stopped.verdict()}; {stopped.blinks()}; {stopped!r}"
+    )
+
+
 # ---- the measured table (docs/webui-browser-table.md): assistant-ui's columns
 
 TABLE = os.environ.get("EVOSCIENTIST_BROWSER_TABLE")

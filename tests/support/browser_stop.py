@@ -136,6 +136,7 @@ class Stopped:
     )
     # The page's requests and sockets (PageTimeline), for a failure.
     timeline: str = dataclasses.field(default="", repr=False)
+    at_click: str | None = None  # the DOM's read at the click (``at_stop`` may be its frame)
 
     def blinks(self) -> list[str]:
         """Each stretch in which the page showed fewer messages or characters than at
@@ -247,8 +248,19 @@ async def ask_and_stop(
 
 # Read what the page shows, mark the frames, press Stop. A page that counts the events
 # its runtime took (``chat.pulled``) also gives its next frame, and the counts at the
-# click and after that frame.
-STOP = """async t => {
+# click and after that frame. ``between``: the click comes in the task that took a
+# messages event, once the runtime has set its state from it and before it is drawn.
+STOP = """async ([t, between]) => {
+  if (between) {
+    await new Promise((resolve) => {
+      window.chat.onPull = (event) => {
+        if (!String(event?.event).startsWith('messages')) return;
+        window.chat.onPull = null;
+        resolve();
+      };
+    });
+    for (let hop = 0; hop < 20; hop += 1) await null;
+  }
   const shown = window.answers()[t] ?? '';
   const counts = window.shownCounts.mark();
   const pulled = window.chat.pulled?.();
@@ -268,6 +280,7 @@ async def stop_turn(
     patience_s: float = 10.0,
     stop_is_a_request: bool = False,
     late_reads: tuple[str, ...] = (),
+    between_event_and_frame: bool = False,
 ) -> Stopped:
     """Ask a paced question and press Stop: mid-answer, or ``stop_after_cut_s`` after its
     streams were cut mid-answer (and every reconnect of them: the page is recovering);
@@ -301,7 +314,10 @@ async def stop_turn(
         assert proxy.cut_open() >= 1, f"no stream open to cut; {vars(proxy.stats)}"
         await asyncio.sleep(stop_after_cut_s)
     proxy.answer_late(LATE_READ_S, *late_reads)
-    at_stop, counts_at_stop, drawn, pulled = await page.evaluate(STOP, turn)
+    at_stop, counts_at_stop, drawn, pulled = await page.evaluate(
+        STOP, [turn, between_event_and_frame]
+    )
+    at_click = at_stop
     stopped_at = time.monotonic()
     if drawn is not None and pulled is not None and pulled[0] == pulled[1]:
         # The page's framework draws its state a task after it is set: an event the
@@ -337,6 +353,7 @@ async def stop_turn(
         False,
         runs,
         counts_at_stop=counts_at_stop,
+        at_click=at_click,
     )
 
 
@@ -568,6 +585,26 @@ async def stop_after_a_cut_on_a_new_thread(
         await page.goto(url_of(proxy.url))
         await page.wait_for_function("() => window.chat !== undefined && window.answers")
         return await stop_after_a_cut_with_late_reads(page, api.url, proxy)
+    finally:
+        await context.close()
+        await proxy.stop()
+
+
+async def stop_between_an_event_and_its_frame(
+    browser: Browser, url_of: Callable[[str], str], api: DevServer
+) -> Stopped:
+    """Stop in the task that took a messages event, after the page's runtime set its state
+    and before its framework drew it, then a next question: on a fresh page at
+    ``url_of(proxy_url)`` (asking the paced agent), through a proxy of its own."""
+    context = await browser.new_context()
+    proxy = await ProtocolProxy(api.port, Fault()).start()
+    try:
+        page = await context.new_page()
+        await page.goto(url_of(proxy.url))
+        await page.wait_for_function("() => window.chat !== undefined && window.answers")
+        stopped = await stop_turn(page, api.url, proxy, between_event_and_frame=True)
+        (stopped,) = await next_question(page, api.url, [stopped])
+        return stopped
     finally:
         await context.close()
         await proxy.stop()

@@ -33,6 +33,7 @@ const makeStream = hook === "bare" ? unstable_createLangGraphStream : createLang
 const stream = makeStream({ client, assistantId: params.get("assistant") ?? "EvoScientist" });
 // Every event the runtime pulled from the stream, counted: a Stop's test tells an answer
 // the runtime held at the click (drawn in the next frame) from one that came after it.
+// `chat.onPull` hears each as the runtime takes it, for a Stop placed right after one.
 let pulled = 0;
 function counted(events) {
   const it = events[Symbol.asyncIterator]();
@@ -42,7 +43,10 @@ function counted(events) {
     },
     next: (...args) =>
       it.next(...args).then((step) => {
-        if (!step.done) pulled += 1;
+        if (!step.done) {
+          pulled += 1;
+          window.chat?.onPull?.(step.value);
+        }
         return step;
       }),
     return: (...args) => it.return?.(...args) ?? Promise.resolve({ done: true, value: undefined }),
