@@ -15,15 +15,13 @@ STAMP := $(VENV)/.installed
 PORT ?= 2024
 # Test processes (pytest-xdist). Most tests wait on a langgraph dev server, a browser or
 # a socket, so more workers than cores pays; a module sharing a server stays on one
-# worker, and the longest such groups start first (tests/grouping.py). On 2 cores
-# (2026-12-03, every group holding: tests/test_groups.py): 4 workers 8.3-8.4 min, all
-# passing; 6 workers 7.5 min, and three Chromium pages then showed their answer 1.5-2.6 s
-# after the run's end (the bar is 1 s): the suite is CPU-bound there (user+sys 10.5 min).
-# Later the same day, 4 workers: 7.2-7.3 min, the four ending within 10 s of each other;
-# ~680 s of CPU in all (process accounting: ~150 s of it Chromium's, ~120 s in the ~40
-# langgraph dev servers), so no packing gets 2 cores under 5.7 min.
+# worker, the Chromium modules go in two lanes (at most two pages at once), and the
+# longest groups start first (tests/grouping.py). A fresh clone on 2 cores, 7 December:
+# 4 workers, pytest 633 s (12:55 in all), each worker ~610 s of tests; 5 workers, 514 s
+# (11:01), the two Chromium lanes (~490 s each) now the longest. More workers cannot beat
+# the lanes, and would load the pages, whose answers must show within a second.
 # TEST_WORKERS=0 runs the suite in this process.
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 5
 
 .PHONY: dev test lint install clean layer-table webui-browser-table bench upstream-env bench-upstream upstream-pr
 

@@ -196,8 +196,10 @@ async def test_writer_holding_a_write_transaction(db_path: Path, lock: str) -> N
     async with answer_client(db_path) as client, other_process(db_path, lock) as proc:
         results = await hammer(client, thread.thread_id, HAMMER_SECONDS)
         assert proc.returncode is None  # still holding the lock when the requests ended
-    outcome = check_outcomes(results, expected, allow_503=False)
-    assert outcome["max_latency"] < BUSY_TIMEOUT_SECONDS, outcome
+    # No 503: a read that met the lock would wait out its busy timeout and, the lock held
+    # through every request, fail. Not a latency bound: under load a read can take longer
+    # than that timeout without meeting any lock.
+    check_outcomes(results, expected, allow_503=False)
 
 
 async def test_wal_checkpoint_truncate_in_progress(db_path: Path) -> None:
