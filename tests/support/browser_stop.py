@@ -19,7 +19,7 @@ import contextlib
 import dataclasses
 import itertools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from playwright.async_api import Browser, Page
@@ -314,16 +314,16 @@ async def stop_turn(
         assert proxy.cut_open() >= 1, f"no stream open to cut; {vars(proxy.stats)}"
         await asyncio.sleep(stop_after_cut_s)
     proxy.answer_late(LATE_READ_S, *late_reads)
-    at_stop, counts_at_stop, drawn, pulled = await page.evaluate(
+    at_click, counts_at_stop, drawn, pulled = await page.evaluate(
         STOP, [turn, between_event_and_frame]
     )
-    at_click = at_stop
     stopped_at = time.monotonic()
+    at_stop = at_click
     if drawn is not None and pulled is not None and pulled[0] == pulled[1]:
         # The page's framework draws its state a task after it is set: an event the
         # runtime took before the click may reach the DOM a frame after it. With no event
         # taken since, that frame is what the page held at Stop.
-        assert drawn.startswith(at_stop), f"changed at Stop: {at_stop!r} → {drawn!r}"
+        assert drawn.startswith(at_click), f"changed at Stop: {at_click!r} → {drawn!r}"
         at_stop = drawn
     proxy.arm(Fault())
 
@@ -335,7 +335,6 @@ async def stop_turn(
 
     idle_in = await _until(idle, SHOW_WITHIN_S)
     if stop_is_a_request and idle_in is not None:
-        at_click = at_stop
         at_stop = await page.evaluate("t => window.answers()[t] ?? ''", turn)
         assert at_stop.startswith(at_click), f"changed after Stop: {at_click!r} → {at_stop!r}"
     cancelled_in = await _until(run_over, max(0.0, stopped_at + CANCEL_WITHIN_S - time.monotonic()))
@@ -535,19 +534,29 @@ async def user_session(
         raise AssertionError(f"{exc}\n--- the page's timeline ---\n{timeline}") from exc
 
 
-async def session_on(browser: Browser, url_of: Callable[[str], str], api: DevServer) -> Session:
-    """``user_session`` on the page at ``url_of(proxy_url)`` (asking the paced agent),
-    through a proxy of its own: the answer to give an assertion."""
+@contextlib.asynccontextmanager
+async def fresh_page(
+    browser: Browser, url_of: Callable[[str], str], api: DevServer
+) -> AsyncIterator[tuple[Page, ProtocolProxy]]:
+    """A fresh page at ``url_of(proxy_url)``, loaded and ready, through a proxy of its own
+    to ``api``; both closed after."""
     context = await browser.new_context()
     proxy = await ProtocolProxy(api.port, Fault()).start()
     try:
         page = await context.new_page()
         await page.goto(url_of(proxy.url))
         await page.wait_for_function("() => window.chat !== undefined && window.answers")
-        return await user_session(page, api.url, proxy)
+        yield page, proxy
     finally:
         await context.close()
         await proxy.stop()
+
+
+async def session_on(browser: Browser, url_of: Callable[[str], str], api: DevServer) -> Session:
+    """``user_session`` on the page at ``url_of(proxy_url)`` (asking the paced agent),
+    through a proxy of its own: the answer to give an assertion."""
+    async with fresh_page(browser, url_of, api) as (page, proxy):
+        return await user_session(page, api.url, proxy)
 
 
 async def stop_after_a_cut_with_late_reads(
@@ -578,16 +587,8 @@ async def stop_after_a_cut_on_a_new_thread(
 ) -> Stopped:
     """``stop_after_a_cut_with_late_reads`` on a fresh page at ``url_of(proxy_url)``
     (asking the paced agent), through a proxy of its own."""
-    context = await browser.new_context()
-    proxy = await ProtocolProxy(api.port, Fault()).start()
-    try:
-        page = await context.new_page()
-        await page.goto(url_of(proxy.url))
-        await page.wait_for_function("() => window.chat !== undefined && window.answers")
+    async with fresh_page(browser, url_of, api) as (page, proxy):
         return await stop_after_a_cut_with_late_reads(page, api.url, proxy)
-    finally:
-        await context.close()
-        await proxy.stop()
 
 
 async def stop_between_an_event_and_its_frame(
@@ -596,18 +597,10 @@ async def stop_between_an_event_and_its_frame(
     """Stop in the task that took a messages event, after the page's runtime set its state
     and before its framework drew it, then a next question: on a fresh page at
     ``url_of(proxy_url)`` (asking the paced agent), through a proxy of its own."""
-    context = await browser.new_context()
-    proxy = await ProtocolProxy(api.port, Fault()).start()
-    try:
-        page = await context.new_page()
-        await page.goto(url_of(proxy.url))
-        await page.wait_for_function("() => window.chat !== undefined && window.answers")
+    async with fresh_page(browser, url_of, api) as (page, proxy):
         stopped = await stop_turn(page, api.url, proxy, between_event_and_frame=True)
         (stopped,) = await next_question(page, api.url, [stopped])
         return stopped
-    finally:
-        await context.close()
-        await proxy.stop()
 
 
 async def user_rows(
@@ -617,16 +610,8 @@ async def user_rows(
     a fresh page at ``url_of(proxy_url)`` (asking the paced agent): row → cell."""
 
     async def on_page(do: Callable[[Page, FaultProxy], Awaitable[Stopped | Switched]]) -> str:
-        context = await browser.new_context()
-        proxy = await ProtocolProxy(api.port, Fault()).start()
-        try:
-            page = await context.new_page()
-            await page.goto(url_of(proxy.url))
-            await page.wait_for_function("() => window.chat !== undefined && window.answers")
+        async with fresh_page(browser, url_of, api) as (page, proxy):
             return (await do(page, proxy)).verdict()
-        finally:
-            await context.close()
-            await proxy.stop()
 
     cells = {}
     for row, after_cut_s in STOP_ROWS.items():
