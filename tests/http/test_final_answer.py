@@ -20,6 +20,7 @@ from langgraph.types import interrupt
 from EvoScientist.checkpointer import sessions_checkpointer
 from EvoScientist.offline_model import answer_for, notes_for, reasoning_for
 from evoscientist_final_answer.http.app import create_app
+from tests.support.bounds import HELD_WAIT_S, NOT_HELD_S
 from tests.support.seeds import (
     AGENT_NAME,
     DELTA_PREAMBLE,
@@ -663,9 +664,8 @@ async def test_wait_on_completed_thread_returns_at_once(
     client: httpx.AsyncClient, agent_thread: SeededThread
 ) -> None:
     started = time.monotonic()
-    body = await get_json(client, agent_thread.thread_id, wait="30")
-    # Not held: a held wait takes its 30 s; a third of it is room for a loaded machine.
-    assert time.monotonic() - started < 10
+    body = await get_json(client, agent_thread.thread_id, wait=str(HELD_WAIT_S))
+    assert time.monotonic() - started < NOT_HELD_S
     assert body["complete"] is True
     assert body["content"] == expected_answer(await agent_thread.state())
 

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 from langgraph_sdk.client import LangGraphClient
 
+from tests.support.bounds import HELD_WAIT_S, NOT_HELD_S
 from tests.support.contract_graph import FAILURE, GRAPH_ID, QUESTION, SLOW, THINK, answer_for
 
 Q = "What is a control group?"
@@ -32,10 +33,6 @@ ID_FIELDS = ("thread_id", "run_id", "checkpoint_id", "message_id")
 # route hears of the end as the join does (a join, a change signal), not from a slow
 # poll; what is left of the bound is room for a loaded machine.
 WAIT_WITHIN_S = 1.5
-# A `wait=` that must not be held asks for this long, and must answer within a third of
-# it: what tells "answered" from "held" apart, whatever the machine's load.
-HELD_WAIT_S = 30
-NOT_HELD_S = HELD_WAIT_S / 3
 
 
 def visible(answer: str) -> str:
